@@ -1,0 +1,221 @@
+"""Baselines: record today's findings so that only new ones fail CI.
+
+A finding is identified by a fingerprint that holds **no line numbers**: the rule code, the
+file's path relative to the project root, the flagged source text with its whitespace
+normalized, and the finding's occurrence index among findings that share those three in the
+same file. Code moving up or down (an import added above it) therefore keeps its
+fingerprint, reformatting whitespace keeps it too, and two identical statements in one file
+still get distinct fingerprints, so a second copy of a known problem is reported as new.
+
+The same fingerprints serve as SARIF ``partialFingerprints`` and GitLab ``fingerprint``s, so
+code-scanning dashboards track a finding across the same edits that the baseline survives.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from pathlib import Path, PurePath
+
+from pinlint.diagnostics import Diagnostic
+
+BASELINE_VERSION = 1
+#: Hex digits kept from the sha256: 64 bits, as wide as ruff's GitLab fingerprints, short enough
+#: for readable diffs of the committed file and far from colliding at any realistic count.
+FINGERPRINT_HEX_CHARS = 16
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+class BaselineError(Exception):
+    """The baseline file is missing, unreadable or not a pinlint baseline."""
+
+
+def relative_posix_path(
+    filename: str | os.PathLike[str], root: str | os.PathLike[str]
+) -> str:
+    """``filename`` relative to ``root`` with ``/`` separators, or absolute when outside it.
+
+    The plain paths are tried first so that a symlinked file inside the tree keeps the name
+    the user sees; resolved paths are the fallback for a root given through a symlink.
+    """
+    path = os.path.abspath(os.fspath(filename))
+    base = os.path.abspath(os.fspath(root))
+    for cand_path, cand_base in (
+        (path, base),
+        (os.path.realpath(path), os.path.realpath(base)),
+    ):
+        try:
+            if os.path.commonpath([cand_path, cand_base]) == cand_base:
+                return PurePath(os.path.relpath(cand_path, cand_base)).as_posix()
+        except ValueError:  # different drives on Windows
+            continue
+    return PurePath(path).as_posix()
+
+
+def normalize_snippet(text: str) -> str:
+    """Collapse every run of whitespace (newlines included) to one space, strip the ends."""
+    return _WHITESPACE.sub(" ", text).strip()
+
+
+def _identity(diag: Diagnostic, root: str | os.PathLike[str]) -> tuple[str, str, str]:
+    # Without a snippet (a diagnostic built without source text), the message is the next
+    # most specific line-free description of the finding.
+    snippet = normalize_snippet(diag.source_snippet) or normalize_snippet(diag.message)
+    return (diag.code, relative_posix_path(diag.filename, root), snippet)
+
+
+def fingerprint(
+    diag: Diagnostic, root: str | os.PathLike[str], occurrence: int = 0
+) -> str:
+    """The line-free fingerprint of ``diag``.
+
+    ``occurrence`` is the finding's index among findings of the same code, path and
+    normalized snippet in its file, in source order; :func:`assign_fingerprints` computes it
+    for a whole run, which is what every caller with more than one finding needs.
+    """
+    code, path, snippet = _identity(diag, root)
+    # NUL separators: none of the parts can contain one, so distinct tuples never hash alike.
+    key = "\0".join((code, path, snippet, str(occurrence)))
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:FINGERPRINT_HEX_CHARS]
+
+
+def assign_fingerprints(
+    diags: Sequence[Diagnostic], root: str | os.PathLike[str]
+) -> list[str]:
+    """Fingerprints of ``diags``, in the input order, with occurrence indices assigned.
+
+    Occurrences are numbered in source order (row, column), which a line shift does not
+    change, rather than input order, which depends on how the caller sorted.
+    """
+    groups: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+    for index, diag in enumerate(diags):
+        groups[_identity(diag, root)].append(index)
+    result = [""] * len(diags)
+    for indices in groups.values():
+        ordered = sorted(
+            indices, key=lambda i: (diags[i].location, diags[i].end_location, i)
+        )
+        for occurrence, index in enumerate(ordered):
+            result[index] = fingerprint(diags[index], root, occurrence)
+    return result
+
+
+def write_baseline(
+    diags: Sequence[Diagnostic],
+    path: str | os.PathLike[str],
+    root: str | os.PathLike[str],
+) -> None:
+    """Write the baseline for ``diags`` to ``path`` atomically (temp file + ``os.replace``).
+
+    Entries are sorted by path, code, snippet and fingerprint, so that the committed file
+    diffs cleanly when findings come and go.
+    """
+    fingerprints = assign_fingerprints(diags, root)
+    findings = sorted(
+        (
+            {
+                "fingerprint": fp,
+                "code": diag.code,
+                "path": relative_posix_path(diag.filename, root),
+                "snippet": _identity(diag, root)[2],
+            }
+            for diag, fp in zip(diags, fingerprints)
+        ),
+        key=lambda f: (f["path"], f["code"], f["snippet"], f["fingerprint"]),
+    )
+    document = {"version": BASELINE_VERSION, "tool": "pinlint", "findings": findings}
+    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+    target = Path(path)
+    directory = target.parent if str(target.parent) else Path(".")
+    # mkstemp creates the file 0600; a committed baseline should keep the mode an ordinary
+    # write would give it (the existing file's, else 0644).
+    try:
+        mode = target.stat().st_mode & 0o777
+    except OSError:
+        mode = 0o644
+    fd, tmp_name = tempfile.mkstemp(
+        prefix=f".{target.name}.", suffix=".tmp", dir=directory
+    )
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp_name, mode)
+        os.replace(tmp_name, target)
+    except BaseException:
+        try:
+            os.unlink(tmp_name)
+        except OSError:
+            pass
+        raise
+
+
+def load_baseline(path: str | os.PathLike[str]) -> set[str]:
+    """The fingerprints recorded in the baseline at ``path``; BaselineError if it is not one."""
+    try:
+        raw = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BaselineError(f"baseline file not found: {os.fspath(path)}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BaselineError(
+            f"cannot read baseline file {os.fspath(path)}: {exc}"
+        ) from None
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise BaselineError(
+            f"baseline file {os.fspath(path)} is not valid JSON "
+            f"(line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
+    if (
+        not isinstance(data, dict)
+        or data.get("tool") != "pinlint"
+        or "findings" not in data
+    ):
+        raise BaselineError(f"{os.fspath(path)} is not a pinlint baseline file")
+    if data.get("version") != BASELINE_VERSION:
+        raise BaselineError(
+            f"baseline file {os.fspath(path)} has unsupported version {data.get('version')!r} "
+            f"(this pinlint reads version {BASELINE_VERSION})"
+        )
+    findings = data["findings"]
+    if not isinstance(findings, list):
+        raise BaselineError(
+            f"baseline file {os.fspath(path)}: 'findings' must be a list"
+        )
+    result: set[str] = set()
+    for number, entry in enumerate(findings, start=1):
+        if (
+            not isinstance(entry, dict)
+            or not isinstance(entry.get("fingerprint"), str)
+            or not entry["fingerprint"]
+        ):
+            raise BaselineError(
+                f"baseline file {os.fspath(path)}: finding #{number} has no 'fingerprint' string"
+            )
+        result.add(entry["fingerprint"])
+    return result
+
+
+def filter_new(
+    diags: Iterable[Diagnostic], fingerprints: set[str], root: str | os.PathLike[str]
+) -> list[Diagnostic]:
+    """The findings of ``diags`` whose fingerprints are not in the baseline, in input order.
+
+    Pass the whole run's findings: occurrence indices are counted among them. Findings fixed
+    since the baseline was written need no handling: they are simply no longer produced.
+    """
+    diag_list = list(diags)
+    return [
+        diag
+        for diag, fp in zip(diag_list, assign_fingerprints(diag_list, root))
+        if fp not in fingerprints
+    ]
