@@ -1,0 +1,143 @@
+"""Analyze one file's text: triage → parse candidate functions with libcst → flow → findings.
+
+The output is plain, picklable data (no libcst nodes): it travels from worker processes and
+into the cache. Fixes are *planned* here (where to insert what) with a placeholder for the
+pin-memory helper call, because which helper to call is a project-level decision made later
+(see ``pinlint.fix.helper``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .. import noqa, torch_api
+from ..diagnostics import Edit, Location
+from ..triage import WHOLE_FILE, Segment, candidate_segments, segment_text, split_lines
+from .names import FileNames, scan_names
+
+#: Stands for ``<helper>(<device>)`` in planned edits until the helper is resolved.
+HELPER_CALL = "\x00PINLINT_HELPER_CALL\x00"
+
+_HELPER_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+is_pin_memory_available[ \t]*\(([^)]*)\)", re.M)
+_HELPER_CALL_NO_ARGS = re.compile(r"is_pin_memory_available\(\s*\)")
+_HELPER_CALL_ARGS = re.compile(r"(?<!def )is_pin_memory_available\(\s*[^)\s]")
+
+
+@dataclass(frozen=True)
+class FixPlan:
+    edits: tuple[Edit, ...]
+    #: Source text of the device expression handed to the helper; None: the current CUDA device.
+    device_text: str | None
+    #: "safe" or "unsafe" before the helper is known (an unknown helper arity makes it unsafe).
+    applicability: str
+    #: Why it is unsafe, for the fix message and docs.
+    unsafe_reason: str = ""
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    message: str
+    location: Location
+    end_location: Location
+    statement_rows: tuple[int, int]
+    sink_rows: tuple[int, int]
+    snippet: str
+    noqa_codes: frozenset[str]
+    fix_plan: FixPlan | None = None
+    fix_note: str | None = None
+
+
+@dataclass(frozen=True)
+class HelperFacts:
+    """What a file tells about the project's pin-memory helper (merged across the project)."""
+
+    #: Local name -> module for each import of the helper in this file ("" = defined here).
+    bindings: tuple[tuple[str, str], ...] = ()
+    #: ``mod.is_pin_memory_available`` spellings used with an imported module.
+    attribute_calls: tuple[str, ...] = ()
+    #: The file defines the helper at module level; whether it takes a device argument.
+    defines_helper: bool = False
+    definition_takes_device: bool | None = None
+    calls_without_args: int = 0
+    calls_with_args: int = 0
+    module_level_bindings: frozenset[str] = frozenset()
+    last_top_level_import_line: int | None = None
+    newline: str = "\n"
+
+
+@dataclass
+class FileAnalysis:
+    findings: list[Finding] = field(default_factory=list)
+    facts: HelperFacts = field(default_factory=HelperFacts)
+    #: A syntax error in a part pinlint had to parse: (row, column, message).
+    syntax_error: tuple[int, int, str] | None = None
+    parsed_lines: int = 0
+
+
+def helper_facts(text: str, names: FileNames, newline: str) -> HelperFacts:
+    definition = _HELPER_DEF.search(text)
+    takes_device: bool | None = None
+    if definition:
+        params = [p.strip() for p in definition.group(1).split(",") if p.strip()]
+        params = [p for p in params if p not in ("*", "/") and not p.startswith("*")]
+        takes_device = bool(params and params[0].split(":")[0].split("=")[0].strip() not in ("self", "cls"))
+    return HelperFacts(
+        bindings=tuple(sorted(names.helper_bindings.items())),
+        attribute_calls=tuple(names.helper_attribute_calls),
+        defines_helper=definition is not None,
+        definition_takes_device=takes_device,
+        calls_without_args=len(_HELPER_CALL_NO_ARGS.findall(text)),
+        calls_with_args=len(_HELPER_CALL_ARGS.findall(text)),
+        module_level_bindings=frozenset(names.module_level_bindings),
+        last_top_level_import_line=names.last_top_level_import_line,
+        newline=newline,
+    )
+
+
+def analyze_text(text: str, *, device_rule: bool, newline: str = "\n") -> FileAnalysis:
+    """Findings for one file's text. The caller has already applied the byte-level triage."""
+    lines = split_lines(text)
+    names = scan_names(text, lines)
+    result = FileAnalysis(facts=helper_facts(text, names, newline) if torch_api.PIN_HELPER_NAME in text else HelperFacts(newline=newline, module_level_bindings=frozenset(names.module_level_bindings), last_top_level_import_line=names.last_top_level_import_line))
+    if not names.imports_torch:
+        return result  # a file that never imports torch builds no torch tensors
+    segments = candidate_segments(text, device_rule)
+    if not segments:
+        return result
+    # Imported here so that runs where triage finds nothing never pay libcst's import.
+    from .findings import findings_for_module, parse
+
+    parsed: list[tuple[object, Segment]] = []
+    for segment in segments:
+        source = segment_text(lines, segment)
+        module = parse(source) if source is not None else None
+        if module is None:
+            parsed = []
+            segments = [WHOLE_FILE]
+            break
+        parsed.append((module, segment))
+    if not parsed:
+        module_or_error = parse("".join(lines), report_errors=True)
+        if isinstance(module_or_error, tuple):
+            result.syntax_error = module_or_error
+            return result
+        parsed = [(module_or_error, WHOLE_FILE)]
+    for module, segment in parsed:
+        result.parsed_lines += len(getattr(module, "body", ())) and (
+            (segment.end - segment.start) if not segment.whole_file else len(lines)
+        )
+        result.findings.extend(findings_for_module(module, segment, names, lines, device_rule))
+    for i, finding in enumerate(result.findings):
+        codes = noqa.codes_on_rows(lines, [finding.statement_rows, finding.sink_rows])
+        if codes:
+            result.findings[i] = _with_noqa(finding, codes)
+    return result
+
+
+def _with_noqa(finding: Finding, codes: frozenset[str]) -> Finding:
+    from dataclasses import replace
+
+    return replace(finding, noqa_codes=codes)

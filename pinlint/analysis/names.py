@@ -1,0 +1,125 @@
+"""What the names of a file mean: which are torch, numpy, or the project's pin-memory helper.
+
+Import statements are found by a line scan and parsed one by one with ``ast`` (each is tiny),
+so no parse of the whole file is needed. Imports at any indentation count: a ``torch`` bound
+inside a function or a ``try:`` block is still torch.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from .. import torch_api
+from ..triage import split_lines
+
+_IMPORT_START = re.compile(r"([ \t]*)(?:from[ \t]+[\w.]+[ \t]+import\b|import[ \t])")
+_MODULE_BINDING = re.compile(r"(?:(?:async[ \t]+)?def|class)[ \t]+(\w+)|(\w+)[ \t]*(?::[^=\n]*)?=(?!=)")
+_HELPER_ATTR_CALL = re.compile(r"([A-Za-z_][\w.]*)\.is_pin_memory_available\s*\(")
+
+
+@dataclass
+class FileNames:
+    #: Local names bound to the ``torch`` module (``import torch as T`` -> {"T"}).
+    torch_modules: set[str] = field(default_factory=set)
+    #: Local name -> torch function name (``from torch import tensor as tt`` -> {"tt": "tensor"}).
+    torch_functions: dict[str, str] = field(default_factory=dict)
+    numpy_modules: set[str] = field(default_factory=set)
+    numpy_functions: dict[str, str] = field(default_factory=dict)
+    #: Local name -> dotted module, for every ``import a.b as x`` / ``import a``.
+    modules: dict[str, str] = field(default_factory=dict)
+    #: Local name of the pin-memory helper -> module it was imported from ("" when defined here).
+    helper_bindings: dict[str, str] = field(default_factory=dict)
+    #: ``mod.is_pin_memory_available(`` spellings seen in the file, with an imported module root.
+    helper_attribute_calls: list[str] = field(default_factory=list)
+    #: Names bound at module level by something other than an import (def, class, assignment).
+    module_level_bindings: set[str] = field(default_factory=set)
+    #: 0-based index of the last line of the last module-level import (where new imports go).
+    last_top_level_import_line: int | None = None
+    #: Whether the file calls ``torch.set_default_device`` (factories may then allocate on a device).
+    sets_default_device: bool = False
+
+    @property
+    def imports_torch(self) -> bool:
+        return bool(self.torch_modules or self.torch_functions)
+
+
+def _statement_lines(lines: list[str], start: int) -> int:
+    """Index of the last line of the import statement starting at ``start``."""
+    depth = 0
+    i = start
+    while i < len(lines):
+        line = lines[i].split("#", 1)[0]
+        depth += line.count("(") - line.count(")")
+        if depth <= 0 and not line.rstrip().endswith("\\"):
+            return i
+        i += 1
+    return len(lines) - 1
+
+
+def scan_names(text: str, lines: list[str] | None = None) -> FileNames:
+    lines = split_lines(text) if lines is None else lines
+    names = FileNames()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        match = _IMPORT_START.match(line)
+        if not match:
+            if line[:1].isalpha() or line[:1] == "_":
+                binding = _MODULE_BINDING.match(line)
+                if binding and not line.startswith(("import", "from")):
+                    names.module_level_bindings.add(binding.group(1) or binding.group(2))
+            i += 1
+            continue
+        end = _statement_lines(lines, i)
+        snippet = "".join(lines[i : end + 1]).strip()
+        try:
+            tree = ast.parse(snippet)
+        except SyntaxError:
+            # Not a real import (e.g. inside a string): ignore the line, keep scanning.
+            i += 1
+            continue
+        for node in tree.body:
+            _record_import(node, names)
+        if not match.group(1):
+            names.last_top_level_import_line = end
+        i = end + 1
+    for name in list(names.torch_functions):
+        if name in names.module_level_bindings:
+            del names.torch_functions[name]  # `def tensor(...)` after the import: not torch's
+    for match in _HELPER_ATTR_CALL.finditer(text):
+        root = match.group(1).split(".", 1)[0]
+        if root in names.modules:
+            names.helper_attribute_calls.append(match.group(1))
+    if torch_api.PIN_HELPER_NAME in names.module_level_bindings and re.search(
+        rf"^(?:async[ \t]+)?def[ \t]+{torch_api.PIN_HELPER_NAME}\b", text, re.M
+    ):
+        names.helper_bindings.setdefault(torch_api.PIN_HELPER_NAME, "")
+    names.sets_default_device = "set_default_device" in text
+    return names
+
+
+def _record_import(node: ast.stmt, names: FileNames) -> None:
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            local = alias.asname or alias.name.split(".", 1)[0]
+            target = alias.name if alias.asname else alias.name.split(".", 1)[0]
+            names.modules[local] = target
+            if target == "torch":
+                names.torch_modules.add(local)
+            elif target in torch_api.NUMPY_MODULES:
+                names.numpy_modules.add(local)
+    elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        for alias in node.names:
+            local = alias.asname or alias.name
+            if node.module == "torch":
+                names.torch_functions[local] = alias.name
+            elif node.module in torch_api.NUMPY_MODULES:
+                names.numpy_functions[local] = alias.name
+            if alias.name == torch_api.PIN_HELPER_NAME:
+                names.helper_bindings[local] = node.module
+    elif isinstance(node, ast.ImportFrom) and node.level > 0:
+        for alias in node.names:
+            if alias.name == torch_api.PIN_HELPER_NAME:
+                names.helper_bindings[alias.asname or alias.name] = "." * node.level + (node.module or "")

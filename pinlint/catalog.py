@@ -1,0 +1,144 @@
+"""The rule catalog: one TOML file per rule in ``rules/`` (shipped in the wheel as ``pinlint/_rules``).
+
+It is the single source for ``pinlint rule CODE``, the generated docs pages, the SARIF rule list
+and the example-driven tests.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+DOCS_BASE_URL = "https://github.com/pinlint/torch-pinlint/blob/main/docs/rules"
+
+
+@dataclass(frozen=True)
+class Example:
+    code: str
+    #: For a bad example: the expected source after ``--fix`` (with ``--unsafe-fixes`` when
+    #: ``unsafe``), or None when the rule offers no fix for it.
+    fixed: str | None = None
+    unsafe: bool = False
+    config: str = ""
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    summary: str
+    default_enabled: bool
+    #: "always", "sometimes" or "never", as ruff words fix availability.
+    fix_availability: str
+    what_it_does: str
+    why_bad: str
+    example: str
+    use_instead: str
+    fix_safety: str
+    options: str
+    bad_examples: tuple[Example, ...]
+    good_examples: tuple[Example, ...]
+
+    @property
+    def url(self) -> str:
+        return f"{DOCS_BASE_URL}/{self.code}-{self.name}.md"
+
+    def to_markdown(self) -> str:
+        fix_line = {
+            "always": "Fix is always available.",
+            "sometimes": "Fix is sometimes available.",
+            "never": "Fix is not available.",
+        }[self.fix_availability]
+        default = "on by default" if self.default_enabled else "off by default (select it to enable)"
+        parts = [
+            f"# {self.name} ({self.code})",
+            "",
+            f"{self.summary} This rule is {default}. {fix_line}",
+            "",
+            "## What it does",
+            self.what_it_does.strip(),
+            "",
+            "## Why is this bad?",
+            self.why_bad.strip(),
+            "",
+            "## Example",
+            "```python",
+            self.example.strip("\n"),
+            "```",
+            "",
+            "Use instead:",
+            "```python",
+            self.use_instead.strip("\n"),
+            "```",
+            "",
+            "## Fix safety",
+            self.fix_safety.strip(),
+        ]
+        if self.options.strip():
+            parts += ["", "## Options", self.options.strip()]
+        return "\n".join(parts) + "\n"
+
+
+def _rules_dir() -> Path:
+    here = Path(__file__).resolve().parent
+    shipped = here / "_rules"
+    if shipped.is_dir():
+        return shipped
+    return here.parent / "rules"  # a source checkout or an editable install
+
+
+def _examples(raw: list[dict[str, object]]) -> tuple[Example, ...]:
+    return tuple(
+        Example(
+            code=str(item["code"]),
+            fixed=None if item.get("fixed") is None else str(item["fixed"]),
+            unsafe=bool(item.get("unsafe", False)),
+            config=str(item.get("config", "")),
+        )
+        for item in raw
+    )
+
+
+@lru_cache(maxsize=1)
+def all_rules() -> tuple[Rule, ...]:
+    rules = []
+    for path in sorted(_rules_dir().glob("PIN*.toml")):
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+        rules.append(
+            Rule(
+                code=data["code"],
+                name=data["name"],
+                summary=data["summary"],
+                default_enabled=bool(data["default"]),
+                fix_availability=data["fix"],
+                what_it_does=data["what_it_does"],
+                why_bad=data["why_bad"],
+                example=data["example"],
+                use_instead=data["use_instead"],
+                fix_safety=data["fix_safety"],
+                options=data.get("options", ""),
+                bad_examples=_examples(data.get("bad", [])),
+                good_examples=_examples(data.get("good", [])),
+            )
+        )
+    return tuple(rules)
+
+
+def get_rule(code_or_name: str) -> Rule | None:
+    key = code_or_name.strip()
+    for rule in all_rules():
+        if rule.code == key.upper() or rule.name == key.lower():
+            return rule
+    return None
+
+
+def all_codes() -> tuple[str, ...]:
+    return tuple(rule.code for rule in all_rules())

@@ -1,0 +1,116 @@
+"""Every fact about the torch API that pinlint relies on, in one place.
+
+The analyzer, the fixer and the runtime companion read these tables; nothing else in the code
+base hard-codes a torch name. Sources: design.md §1 and research/runtime.md (read from PyTorch's
+``tensor_new.cpp``, ``TensorConversions.cpp`` and ``Copy.cu``).
+"""
+
+from __future__ import annotations
+
+#: ``torch.<name>(...)`` factories that accept ``pin_memory=`` and allocate on the host unless a
+#: ``device=`` says otherwise.
+PINNABLE_FACTORIES: frozenset[str] = frozenset(
+    {
+        "tensor", "zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "randint", "rand",
+        "randn", "randperm", "eye", "empty_strided", "scalar_tensor", "tril_indices", "triu_indices",
+    }
+)
+
+#: ``torch.<name>_like(x, ...)`` factories: accept ``pin_memory=`` but allocate on ``x``'s device.
+PINNABLE_LIKE_FACTORIES: frozenset[str] = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like"})
+
+#: ``x.new_<name>(...)`` methods: accept ``pin_memory=`` but allocate on ``x``'s device.
+PINNABLE_NEW_METHODS: frozenset[str] = frozenset({"new_zeros", "new_ones", "new_empty", "new_full"})
+
+#: Factories whose data argument is copied from Python data (or numpy) into a new host tensor,
+#: and that have no ``pin_memory=``.
+UNPINNABLE_DATA_FACTORIES: frozenset[str] = frozenset({"as_tensor", "asarray"})
+
+#: ``torch.from_numpy`` / ``torch.frombuffer``: share the numpy/buffer memory, which is pageable.
+MEMORY_SHARING_FACTORIES: frozenset[str] = frozenset({"from_numpy", "frombuffer"})
+
+#: ``torch.<name>(tensors, ...)``: a new tensor on the inputs' device, never pinned.
+COMBINING_FUNCTIONS: frozenset[str] = frozenset(
+    {"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "where", "clamp", "abs", "neg",
+     "add", "sub", "mul", "div", "cumsum", "flatten", "repeat_interleave", "roll", "flip", "sort", "argsort"}
+)
+
+#: Tensor methods that return a *new* tensor on the same device, never pinned.
+NEW_TENSOR_METHODS: frozenset[str] = frozenset(
+    {"clone", "int", "long", "float", "double", "half", "bfloat16", "bool", "short", "char", "byte",
+     "type", "cumsum", "flatten", "repeat", "repeat_interleave", "masked_fill", "add", "sub", "mul",
+     "div", "neg", "abs", "clamp", "index_select", "gather", "roll", "flip", "argsort"}
+)
+
+#: Tensor methods that may return a view of (or ``self``) the same storage: pinnedness is kept,
+#: so the value's origin is the receiver's origin.
+VIEW_METHODS: frozenset[str] = frozenset(
+    {"view", "reshape", "unsqueeze", "squeeze", "narrow", "detach", "contiguous", "expand",
+     "view_as", "reshape_as", "select", "unflatten", "as_strided"}
+)
+
+#: Methods and functions that produce a host tensor in pageable memory from any tensor.
+TO_HOST_METHODS: frozenset[str] = frozenset({"cpu"})
+
+#: Tensor methods whose result is Python data (safe to pass to ``torch.tensor(..., pin_memory=)``).
+PYTHON_DATA_METHODS: frozenset[str] = frozenset({"tolist", "item"})
+
+#: Builtins that return Python data.
+PYTHON_DATA_BUILTINS: frozenset[str] = frozenset({"len", "list", "tuple", "range", "int", "float", "bool", "sorted"})
+
+#: Methods that copy host data to a device: ``x.to(...)``, ``x.cuda(...)``; and ``dst.copy_(src)``.
+TO_METHOD = "to"
+CUDA_METHOD = "cuda"
+COPY_METHOD = "copy_"
+PIN_METHOD = "pin_memory"
+
+#: ``torch.<dtype>`` attribute names: a ``.to(torch.float16)`` is a dtype cast, not a copy.
+DTYPES: frozenset[str] = frozenset(
+    {"float", "float32", "float64", "double", "float16", "half", "bfloat16", "int", "int8", "int16",
+     "int32", "int64", "long", "short", "uint8", "uint16", "uint32", "uint64", "bool", "complex64",
+     "complex128", "cfloat", "cdouble", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
+     "float8_e5m2fnuz", "qint8", "quint8", "qint32"}
+)
+
+#: Device strings that are the host (copies to them are not H2D).
+HOST_DEVICE_PREFIXES: tuple[str, ...] = ("cpu",)
+
+#: Device strings that name an accelerator. A string literal target outside this list (for example
+#: ``"meta"``) is not an H2D copy; a non-literal target is assumed to be one (design §3).
+ACCELERATOR_DEVICE_PREFIXES: tuple[str, ...] = ("cuda", "xpu", "npu", "hpu", "mps", "mlu", "musa", "privateuseone")
+
+#: The pinned-memory guard the fixer inserts, and what is known about well-known definitions of it.
+#: It is *not* a torch API: each project defines its own (design §1).
+PIN_HELPER_NAME = "is_pin_memory_available"
+#: module prefix -> whether that project's helper takes the device as an argument.
+KNOWN_HELPER_ARITY: dict[str, bool] = {"sglang": True, "vllm": False}
+
+#: numpy module names: a call into them returns a numpy array (not pinnable through torch.tensor).
+NUMPY_MODULES: frozenset[str] = frozenset({"numpy"})
+NUMPY_ARRAY_FUNCTIONS: frozenset[str] = frozenset(
+    {"array", "asarray", "ascontiguousarray", "zeros", "ones", "empty", "full", "arange", "concatenate",
+     "stack", "frombuffer", "fromiter", "cumsum", "repeat", "linspace"}
+)
+
+#: Runtime-companion view of the same facts: names looked up on the ``torch`` module.
+RUNTIME_PINNABLE_FACTORIES: frozenset[str] = PINNABLE_FACTORIES | PINNABLE_LIKE_FACTORIES
+RUNTIME_UNPINNABLE_FACTORIES: frozenset[str] = UNPINNABLE_DATA_FACTORIES | MEMORY_SHARING_FACTORIES | frozenset({"cat", "stack", "concat", "concatenate"})
+
+# --- Runtime-only facts (pinlint.runtime); the static checker does not need these. ---------------
+
+#: ``Tensor.<name>`` methods seen by the runtime companion as births of pinnable host tensors.
+RUNTIME_PINNABLE_METHODS: frozenset[str] = PINNABLE_NEW_METHODS
+#: ``Tensor.<name>`` methods that build a new host tensor and have no ``pin_memory=``.
+RUNTIME_UNPINNABLE_METHODS: frozenset[str] = frozenset({"new_tensor"})
+#: Factories that copy their data argument to the ``device=`` they are given: with an accelerator
+#: device this is a *blocking* pageable H2D copy (``tensor_new.cpp`` calls ``.to(device)``), the
+#: pattern of PIN003.
+RUNTIME_DATA_TO_DEVICE_FACTORIES: frozenset[str] = frozenset({"tensor", "as_tensor", "asarray"})
+#: Substrings of the errors a build without a pinned allocator raises for ``pin_memory=True`` and
+#: ``.pin_memory()`` (measured on 2.13.0+cpu, research/runtime.md §3). Simulation replaces only
+#: these errors with a simulated pin, so PyTorch's other validation ("Can't pin tensor constructed
+#: from numpy") still fires.
+NO_PINNED_ALLOCATOR_ERRORS: tuple[str, ...] = (
+    "no pinned memory allocator",
+    "Cannot access accelerator device when none is available",
+)

@@ -1,0 +1,149 @@
+"""Step 3 of the pipeline: decide cheaply, from text alone, what can hold a finding.
+
+On real code only a few percent of files mention ``non_blocking`` (design §7), and within
+those only the functions that contain a copy matter: the analysis is function-local. So the
+triage (1) tests the raw bytes for trigger words, then (2) cuts the text into the *outermost
+functions* that contain a trigger line, so that libcst parses those functions alone.
+
+Cutting by indentation is a heuristic. It is safe because every segment is parsed: a segment
+cut in the wrong place (a line inside a multi-line string at a lower indentation, a backslash
+continuation) fails to parse, and the caller then parses the whole file instead.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# A positional non_blocking: `.to(dev, dtype, True)`, `.cuda(dev, True)`, `.copy_(src, True)`.
+_POSITIONAL_TRUE = re.compile(rb"\.(?:to|cuda|copy_)\([^\n]*\bTrue\b")
+_POSITIONAL_TRUE_STR = re.compile(r"\.(?:to|cuda|copy_)\(.*\bTrue\b")
+_DEVICE_KW = re.compile(r"\bdevice\s*=")
+_DEF = re.compile(r"([ \t]*)(?:async[ \t]+)?def[ \t]")
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings, split only on the newlines Python's tokenizer knows."""
+    return _LINE.findall(text)
+
+
+def has_triggers(data: bytes, device_rule: bool) -> bool:
+    """The byte-level test every file gets: is there anything a rule could flag?"""
+    if b"torch" not in data:
+        return False  # a file that never names torch cannot build a torch tensor
+    if b"non_blocking" in data:
+        return True
+    if b"True" in data and _POSITIONAL_TRUE.search(data):
+        return True
+    return device_rule and b"device" in data
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Lines ``start``..``end`` (0-based, end exclusive) of the file, dedented by ``indent``."""
+
+    start: int
+    end: int
+    indent: str
+
+    @property
+    def whole_file(self) -> bool:
+        return self.start == 0 and self.indent == "" and self.end < 0
+
+
+WHOLE_FILE = Segment(0, -1, "")
+
+
+def _indent_of(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _is_blank_or_comment(line: str) -> bool:
+    stripped = line.strip()
+    return not stripped or stripped.startswith("#")
+
+
+def _is_hit(line: str, device_rule: bool) -> bool:
+    if "non_blocking" in line:
+        return True
+    if "True" in line and _POSITIONAL_TRUE_STR.search(line):
+        return True
+    return device_rule and "device" in line and _DEVICE_KW.search(line) is not None
+
+
+def _enclosing_def(lines: list[str], hit: int) -> int | None:
+    """Index of the outermost ``def`` whose body holds line ``hit``, or None (module level)."""
+    bound = _indent_of(lines[hit])
+    found: int | None = None
+    for i in range(hit - 1, -1, -1):
+        line = lines[i]
+        if _is_blank_or_comment(line):
+            continue
+        indent = _indent_of(line)
+        if indent >= bound:
+            continue
+        match = _DEF.match(line)
+        if match:
+            found, bound = i, indent
+            if indent == 0:
+                break
+        elif indent == 0:
+            break  # a module-level statement (class, if, ...) closes the search
+    return found
+
+
+def _segment_for(lines: list[str], start: int) -> Segment | None:
+    indent_str = lines[start][: _indent_of(lines[start])]
+    width = len(indent_str)
+    end = len(lines)
+    for j in range(start + 1, len(lines)):
+        line = lines[j]
+        if _is_blank_or_comment(line):
+            continue
+        if _indent_of(line) <= width:
+            end = j
+            break
+    # Trailing blank/comment lines belong to whatever follows.
+    while end - 1 > start and _is_blank_or_comment(lines[end - 1]):
+        end -= 1
+    return Segment(start, end, indent_str)
+
+
+def candidate_segments(text: str, device_rule: bool) -> list[Segment]:
+    """The outermost functions that contain a trigger line; [WHOLE_FILE] for module-level hits."""
+    lines = split_lines(text)
+    segments: dict[int, Segment] = {}
+    covered_until = -1
+    for index, line in enumerate(lines):
+        if index < covered_until or not _is_hit(line, device_rule):
+            continue
+        start = _enclosing_def(lines, index)
+        if start is None:
+            # A copy at module or class level: no function to cut out, parse everything.
+            return [WHOLE_FILE]
+        if start not in segments:
+            segment = _segment_for(lines, start)
+            if segment is None:
+                return [WHOLE_FILE]
+            segments[start] = segment
+        covered_until = segments[start].end
+    return list(segments.values())
+
+
+def segment_text(lines: list[str], segment: Segment) -> str | None:
+    """The segment's source, dedented; None when a line cannot be dedented (parse the file)."""
+    if segment.whole_file:
+        return "".join(lines)
+    width = len(segment.indent)
+    out = []
+    for line in lines[segment.start : segment.end]:
+        if line.startswith(segment.indent):
+            out.append(line[width:])
+        elif not line.strip():
+            out.append(line.lstrip(" \t\f"))
+        elif line.lstrip().startswith("#"):
+            out.append(line.lstrip(" \t\f"))  # a comment at a lower indentation: position-free
+        else:
+            return None  # e.g. a multi-line string's continuation line at column 0
+    return "".join(out)
