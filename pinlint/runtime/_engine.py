@@ -1,0 +1,321 @@
+"""The interception layer: a TorchFunctionMode that sees ``Tensor.to/.cuda/.copy_`` and the tensor
+factories before the C++ binding runs (so it also works on CPU-only builds, where the binding
+fails in lazy CUDA init). Imported only when a watch starts: this module imports torch.
+
+TorchFunctionMode is thread-local: a session sees the thread that entered it, nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from pinlint import torch_api
+from pinlint.runtime import layout
+from pinlint.runtime.model import Birth, PageableNonBlockingCopy, Report, Transfer, Violation
+from pinlint.runtime.simulate import Simulation, StorageMap, simulated_device
+from pinlint.runtime.sites import SiteFinder
+
+_TB = torch._C.TensorBase
+_TO = _TB.to
+_CUDA = _TB.cuda
+_COPY = _TB.copy_
+_PIN = _TB.pin_memory
+_IS_PINNED = _TB.is_pinned
+_parse_to = torch._C._nn._parse_to
+_aten_to_copy = torch.ops.aten._to_copy.default
+_aten_copy = torch.ops.aten.copy_.default
+_Tensor = torch.Tensor
+_ACCELERATORS = frozenset(torch_api.ACCELERATOR_DEVICE_PREFIXES)
+_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
+_MODULE_PY = os.path.join(_TORCH_DIR, "nn", "modules", "module.py")
+_PRESERVE = torch.preserve_format
+
+
+def _factory_table() -> dict[Callable[..., Any], tuple[str, bool]]:
+    """callable -> (display name, accepts pin_memory=). Names come from torch_api only.
+
+    ``torch.from_numpy``/``torch.frombuffer`` are listed there too but never reach a function mode
+    (their bindings do not dispatch ``__torch_function__``); their results have no birth site.
+    """
+    table: dict[Callable[..., Any], tuple[str, bool]] = {}
+    for names, owner, prefix, pinnable in (
+        (torch_api.RUNTIME_PINNABLE_FACTORIES, torch, "torch.", True),
+        (torch_api.RUNTIME_PINNABLE_METHODS, _TB, "Tensor.", True),
+        (torch_api.RUNTIME_UNPINNABLE_FACTORIES, torch, "torch.", False),
+        (torch_api.RUNTIME_UNPINNABLE_METHODS, _TB, "Tensor.", False),
+    ):
+        for name in sorted(names):
+            fn = getattr(owner, name, None)
+            if fn is not None:
+                table.setdefault(fn, (prefix + name, pinnable))
+    return table
+
+
+_FACTORIES = _factory_table()
+_DATA_TO_DEVICE = frozenset(f"torch.{n}" for n in torch_api.RUNTIME_DATA_TO_DEVICE_FACTORIES)
+
+
+def _is_array_like_data(data: Any) -> str:
+    """Why ``torch.tensor(data, pin_memory=True)`` would raise, or "" (design §1)."""
+    if isinstance(data, _Tensor):
+        return "tensor data"
+    if type(data).__module__ == "numpy":
+        return "numpy data"
+    return ""
+
+
+class Session:
+    """The state of one active watch on one thread."""
+
+    def __init__(
+        self,
+        report: Report,
+        strict: bool,
+        simulation: Simulation | None,
+        skip_dirs: tuple[str, ...] = (),
+        check_contiguous: bool = True,
+    ) -> None:
+        self.report = report
+        self.strict = strict
+        self.sim = simulation
+        self.check_contiguous = check_contiguous
+        self.births = StorageMap()
+        self.sites = SiteFinder(skip_dirs=(_TORCH_DIR, *skip_dirs), module_to_file=_MODULE_PY)
+        handlers: dict[Any, Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]] = {
+            _TO: self._on_to,
+            _CUDA: self._on_cuda,
+            _COPY: self._on_copy,
+        }
+        for fn in _FACTORIES:
+            handlers[fn] = self._on_factory
+        if simulation is not None:
+            handlers[_PIN] = self._on_pin_memory
+            handlers[_IS_PINNED] = self._on_is_pinned
+        self.handlers = handlers
+        self.mode = _WatchMode(handlers)
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def _pinned(self, t: torch.Tensor) -> bool:
+        if self.sim is not None:
+            return self.sim.is_pinned(t)
+        return bool(_IS_PINNED(t))
+
+    def _record(
+        self,
+        api: str,
+        src: torch.Tensor,
+        device: torch.device,
+        non_blocking: bool,
+        *,
+        same_dtype: bool,
+        preserve_format: bool = True,
+        dst: torch.Tensor | None = None,
+    ) -> None:
+        site, via = self.sites.find()
+        pinned = self._pinned(src)
+        sizes, strides = tuple(src.shape), src.stride()
+        contiguous = layout.is_contiguous(sizes, strides)
+        staged = False
+        if pinned and non_blocking and self.check_contiguous and src.numel() > 0:
+            if dst is None:
+                staged = layout.to_stages_through_pageable(sizes, strides, same_dtype, preserve_format)
+            else:
+                staged = layout.copy_stages_through_pageable(sizes, strides, tuple(dst.shape), dst.stride(), same_dtype)
+        numel = dst.numel() if dst is not None else src.numel()
+        transfer = Transfer(
+            api=api,
+            site=site,
+            device=str(simulated_device(device) if self.sim is not None else device),
+            non_blocking=bool(non_blocking),
+            pinned=pinned,
+            contiguous=contiguous,
+            staged=staged,
+            nbytes=numel * src.element_size(),
+            dtype=str(src.dtype).replace("torch.", ""),
+            birth=self.births.get(src),
+            via=via,
+            simulated=self.sim is not None,
+        )
+        violation = self.report.add(transfer)
+        if violation is not None and self.strict:
+            raise PageableNonBlockingCopy(_strict_message(violation), [violation])
+
+    # -- handlers: each gets (func, args, kwargs) and returns what func would -----------------------
+    def _on_to(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        src = args[0]
+        target = _parse_to_target(args[1:], kwargs) if isinstance(src, _Tensor) else None
+        if target is None:
+            return func(*args, **kwargs)
+        device, dtype, non_blocking, memory_format = target
+        if device is None or device.type not in _ACCELERATORS:
+            return func(*args, **kwargs)
+        src_type = src.device.type
+        if src_type == "cpu":
+            same_dtype = dtype is None or dtype == src.dtype
+            preserve = memory_format is None or memory_format == _PRESERVE
+            self._record("Tensor.to", src, device, non_blocking, same_dtype=same_dtype, preserve_format=preserve)
+        if self.sim is not None and device.type == "cuda":
+            return self._sim_to(src, device, dtype, non_blocking, memory_format, bool(kwargs.get("copy", False)))
+        return func(*args, **kwargs)
+
+    def _on_cuda(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        src = args[0]
+        rest = args[1:]
+        raw_device = rest[0] if rest else kwargs.get("device")
+        non_blocking = rest[1] if len(rest) > 1 else kwargs.get("non_blocking", False)
+        memory_format = kwargs.get("memory_format")
+        try:
+            if raw_device is None:
+                device = torch.device("cuda")
+            elif isinstance(raw_device, int):
+                device = torch.device("cuda", raw_device)
+            else:
+                device = torch.device(raw_device)
+        except (RuntimeError, TypeError):
+            return func(*args, **kwargs)
+        if not isinstance(src, _Tensor) or device.type != "cuda":
+            return func(*args, **kwargs)
+        if src.device.type == "cpu":
+            preserve = memory_format is None or memory_format == _PRESERVE
+            self._record("Tensor.cuda", src, device, bool(non_blocking), same_dtype=True, preserve_format=preserve)
+        if self.sim is not None:
+            return self._sim_to(src, device, None, bool(non_blocking), memory_format, False)
+        return func(*args, **kwargs)
+
+    def _on_copy(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if len(args) < 2 or not isinstance(args[0], _Tensor) or not isinstance(args[1], _Tensor):
+            return func(*args, **kwargs)
+        dst, src = args[0], args[1]
+        non_blocking = bool(args[2] if len(args) > 2 else kwargs.get("non_blocking", False))
+        dst_type = dst.device.type
+        if dst_type not in _ACCELERATORS:
+            return func(*args, **kwargs)
+        if src.device.type == "cpu":
+            self._record("Tensor.copy_", src, dst.device, non_blocking, same_dtype=src.dtype == dst.dtype, dst=dst)
+        if self.sim is not None and dst_type == "cuda":
+            with torch.no_grad():  # see simulate.py: autograd on fake CUDA tensors aborts the process
+                return _aten_copy(self.sim.fake(dst), self.sim.fake(src), non_blocking)
+        return func(*args, **kwargs)
+
+    def _on_factory(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        name, pinnable = _FACTORIES[func]
+        if self.sim is not None and pinnable and kwargs.get("pin_memory"):
+            out = self.sim.pinned_factory(func, args, kwargs)
+        else:
+            out = func(*args, **kwargs)
+        if not isinstance(out, _Tensor):
+            return out
+        out_type = out.device.type
+        if out_type == "cpu":
+            if self.births.get(out) is None:  # first creator wins: as_tensor(t) returns t's storage
+                note = ""
+                if name == "torch.tensor" and args:
+                    note = _is_array_like_data(args[0])
+                site, _via = self.sites.find()
+                if site is not None:
+                    self.births.add(out, Birth(name, site, pinnable and not note, note))
+        elif out_type in _ACCELERATORS and name in _DATA_TO_DEVICE and args:
+            data = args[0]
+            if not (isinstance(data, _Tensor) and data.device.type != "cpu"):
+                # torch.tensor(data, device="cuda"): a blocking pageable copy (PIN003's pattern)
+                site, _via = self.sites.find()
+                transfer = Transfer(
+                    api=name, site=site, device=str(out.device), non_blocking=False, pinned=False,
+                    contiguous=True, staged=False, nbytes=out.numel() * out.element_size(),
+                    dtype=str(out.dtype).replace("torch.", ""), simulated=self.sim is not None,
+                )
+                self.report.add(transfer)
+        return out
+
+    def _on_pin_memory(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        assert self.sim is not None
+        src = args[0]
+        if isinstance(src, _Tensor) and src.device.type == "cpu":
+            return self.sim.pin_memory(src)
+        return func(*args, **kwargs)
+
+    def _on_is_pinned(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        assert self.sim is not None
+        src = args[0]
+        if isinstance(src, _Tensor) and src.device.type == "cpu":
+            return self.sim.is_pinned(src)
+        return func(*args, **kwargs)
+
+    # -- simulation ------------------------------------------------------------------------------
+    def _sim_to(
+        self,
+        src: torch.Tensor,
+        device: torch.device,
+        dtype: torch.dtype | None,
+        non_blocking: bool,
+        memory_format: torch.memory_format | None,
+        copy: bool,
+    ) -> torch.Tensor:
+        """What ``aten::to`` does, issued as ``_to_copy`` with an explicit device index."""
+        assert self.sim is not None
+        target = simulated_device(device)
+        if (
+            not copy
+            and src.device == target
+            and (dtype is None or dtype == src.dtype)
+            and (memory_format is None or memory_format == _PRESERVE)
+        ):
+            return src  # aten::to returns self when nothing changes
+        kw: dict[str, Any] = {"device": target, "non_blocking": non_blocking}
+        if dtype is not None:
+            kw["dtype"] = dtype
+        if memory_format is not None:
+            kw["memory_format"] = memory_format
+        with torch.no_grad():  # see simulate.py: autograd on fake CUDA tensors aborts the process
+            return _aten_to_copy(self.sim.fake(src), **kw)
+
+
+def _parse_to_target(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, bool, Any] | None:
+    """Normalise every ``Tensor.to`` spelling with the parser ``nn.Module.to`` uses.
+
+    An int device needs an accelerator to resolve; on a CPU-only build it means ``cuda:<int>``.
+    """
+    try:
+        return _parse_to(*args, **kwargs)
+    except TypeError:
+        return None
+    except RuntimeError:
+        pass
+    args2 = tuple(torch.device("cuda", a) if i == 0 and type(a) is int else a for i, a in enumerate(args))
+    kwargs2 = dict(kwargs)
+    if type(kwargs2.get("device")) is int:
+        kwargs2["device"] = torch.device("cuda", kwargs2["device"])
+    try:
+        return _parse_to(*args2, **kwargs2)
+    except (TypeError, RuntimeError):
+        return None
+
+
+def _strict_message(v: Violation) -> str:
+    return (
+        f"{v.copy_site}: {v.transfer.via or v.transfer.api}(non_blocking=True) from "
+        f"{'pinned memory staged through a pageable temporary' if v.kind == 'pinned-but-staged' else 'pageable host memory'} "
+        f"to {v.transfer.device} [{v.code} at {v.location}]: {v.message}"
+    )
+
+
+class _WatchMode(TorchFunctionMode):
+    """Dispatches to a handler only for the few functions of interest; everything else passes
+    through with one dict lookup (the hot path: every torch call in the block comes here)."""
+
+    def __init__(self, handlers: dict[Any, Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]]) -> None:
+        super().__init__()
+        self._handlers = handlers
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None) -> Any:
+        handler = self._handlers.get(func)
+        if handler is None:
+            if kwargs:
+                return func(*args, **kwargs)
+            return func(*args)
+        return handler(func, args, kwargs or {})
