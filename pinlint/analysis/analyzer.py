@@ -97,10 +97,19 @@ def helper_facts(text: str, names: FileNames, newline: str) -> HelperFacts:
     )
 
 
-def analyze_text(text: str, *, device_rule: bool, newline: str = "\n") -> FileAnalysis:
+def analyze_text(
+    text: str,
+    *,
+    device_rule: bool,
+    newline: str = "\n",
+    pinned_functions: tuple[str, ...] = (),
+    host_functions: tuple[str, ...] = (),
+) -> FileAnalysis:
     """Findings for one file's text. The caller has already applied the byte-level triage."""
     lines = split_lines(text)
     names = scan_names(text, lines)
+    names.pinned_functions = frozenset(pinned_functions)
+    names.host_functions = frozenset(host_functions)
     result = FileAnalysis(facts=helper_facts(text, names, newline) if torch_api.PIN_HELPER_NAME in text else HelperFacts(newline=newline, module_level_bindings=frozenset(names.module_level_bindings), last_top_level_import_line=names.last_top_level_import_line))
     if not names.imports_torch:
         return result  # a file that never imports torch builds no torch tensors
@@ -126,9 +135,7 @@ def analyze_text(text: str, *, device_rule: bool, newline: str = "\n") -> FileAn
             return result
         parsed = [(module_or_error, WHOLE_FILE)]
     for module, segment in parsed:
-        result.parsed_lines += len(getattr(module, "body", ())) and (
-            (segment.end - segment.start) if not segment.whole_file else len(lines)
-        )
+        result.parsed_lines += len(lines) if segment.whole_file else segment.end - segment.start
         result.findings.extend(findings_for_module(module, segment, names, lines, device_rule))
     for i, finding in enumerate(result.findings):
         codes = noqa.codes_on_rows(lines, [finding.statement_rows, finding.sink_rows])

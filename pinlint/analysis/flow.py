@@ -471,6 +471,13 @@ class FunctionFlow:
         if torch_name is not None:
             arg_values = [self.ev(arg.value, env) for arg in call.args]
             return self._torch_call(torch_name, call, arg_values)
+        taught = dotted(func)
+        if taught is not None and (taught in self.names.pinned_functions or taught in self.names.host_functions):
+            for arg in call.args:
+                self.ev(arg.value, env)
+            if taught in self.names.pinned_functions:
+                return PINNED  # the project says this returns pinned host memory
+            return pageable(call, pinnable=False, what=f"{taught}(...)")
         if self._is_numpy_call(func):
             for arg in call.args:
                 self.ev(arg.value, env)

@@ -39,6 +39,9 @@ class FileNames:
     last_top_level_import_line: int | None = None
     #: Whether the file calls ``torch.set_default_device`` (factories may then allocate on a device).
     sets_default_device: bool = False
+    #: Project functions taught in [tool.pinlint] (names as called).
+    pinned_functions: frozenset[str] = frozenset()
+    host_functions: frozenset[str] = frozenset()
 
     @property
     def imports_torch(self) -> bool:

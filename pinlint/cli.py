@@ -1,0 +1,161 @@
+"""The command line, with ruff's conventions: ``pinlint check [PATHS]`` (or just ``pinlint [PATHS]``),
+``pinlint rule CODE``, ``pinlint clean``, plus the runtime companion's ``trace`` and ``probe``.
+
+Exit codes: 0 clean (or everything fixed), 1 findings remain (or a file could not be checked),
+2 usage, configuration or internal error.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from . import __version__
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+#: Commands of the runtime companion, imported only when used (they need torch to run).
+LAZY_COMMANDS = {"trace": ("pinlint.runtime.cli", "trace_command"), "probe": ("pinlint.runtime.cli", "probe_command")}
+
+
+class DefaultToCheck(click.Group):
+    """``pinlint PATHS`` means ``pinlint check PATHS`` (the short form of design §5)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        known = set(self.commands) | set(LAZY_COMMANDS) | {"--help", "-h", "--version", "-V"}
+        if not args or args[0] not in known:
+            args = ["check", *args]
+        return super().parse_args(ctx, args)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in LAZY_COMMANDS and cmd_name not in self.commands:
+            import importlib
+
+            module_name, attribute = LAZY_COMMANDS[cmd_name]
+            try:
+                return getattr(importlib.import_module(module_name), attribute)
+            except (ImportError, AttributeError) as exc:
+                raise click.ClickException(f"`pinlint {cmd_name}` is unavailable: {exc}") from exc
+        return super().get_command(ctx, cmd_name)
+
+
+def _split(values: tuple[str, ...]) -> list[str]:
+    out: list[str] = []
+    for value in values:
+        out.extend(part.strip() for part in value.split(",") if part.strip())
+    return out
+
+
+def _fail(message: str) -> None:
+    click.echo(f"pinlint: error: {message}", err=True)
+    sys.exit(EXIT_ERROR)
+
+
+@click.group(cls=DefaultToCheck, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "-V", "--version", prog_name="pinlint", message="%(prog)s %(version)s")
+def main() -> None:
+    """pinlint: find and fix PyTorch host-to-device copies that are non_blocking in name only.
+
+    A `.to(device, non_blocking=True)` copy is only asynchronous when its source is pinned host
+    memory. pinlint finds pageable sources (PIN001, PIN002), blocking device constructions
+    (PIN003, opt-in), and rewrites them to allocate pinned memory.
+    """
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--fix/--no-fix", default=False, help="Apply safe fixes.")
+@click.option("--unsafe-fixes/--no-unsafe-fixes", default=False, help="Also apply (with --fix) or show unsafe fixes.")
+@click.option("--show-fixes", is_flag=True, help="List the fixes that were applied.")
+@click.option("--diff", is_flag=True, help="Write nothing; print the fixes as unified diffs (exit 1 if there are any).")
+@click.option("--fix-only", is_flag=True, help="Apply fixes, but do not report findings that remain.")
+@click.option("--select", multiple=True, metavar="CODES", help="Rules to enable: codes, prefixes (PIN) or ALL; replaces the configured selection.")
+@click.option("--extend-select", multiple=True, metavar="CODES", help="Rules to enable in addition (e.g. PIN003).")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Rules to disable.")
+@click.option("--exclude", multiple=True, metavar="GLOBS", help="Patterns to exclude, replacing the defaults.")
+@click.option("--extend-exclude", multiple=True, metavar="GLOBS", help="Patterns to exclude in addition.")
+@click.option("--respect-gitignore/--no-respect-gitignore", default=None, help="Honour .gitignore files (default: yes).")
+@click.option("--force-exclude/--no-force-exclude", default=None, help="Exclude even paths given explicitly (for pre-commit).")
+@click.option("--output-format", type=click.Choice(["full", "concise", "json", "json-lines", "github", "sarif", "gitlab", "junit"]), default=None, envvar="PINLINT_OUTPUT_FORMAT", help="Output format (default: full).")
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None, help="Write the report to this file.")
+@click.option("--statistics", is_flag=True, help="Show counts per rule instead of each finding.")
+@click.option("-e", "--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
+@click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 if anything was fixed, even if nothing remains.")
+@click.option("--config", "config_arg", default=None, metavar="PATH|KEY=VALUE", help="A config file, or a `key = value` TOML override.")
+@click.option("--stdin-filename", default=None, help="The name of the file read from stdin (`-`).")
+@click.option("-n", "--no-cache", is_flag=True, envvar="PINLINT_NO_CACHE", help="Do not read or write the cache.")
+@click.option("--cache-dir", type=click.Path(file_okay=False), default=None, envvar="PINLINT_CACHE_DIR", help="Cache directory (default: .pinlint_cache).")
+@click.option("--ignore-noqa", is_flag=True, help="Report findings even where `# noqa` suppresses them.")
+@click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` to the lines of every finding (idempotent).")
+@click.option("--baseline", "baseline_file", type=click.Path(dir_okay=False), default=None, help="Report only findings that are not in this baseline file.")
+@click.option("--write-baseline", "write_baseline_file", type=click.Path(dir_okay=False), default=None, help="Record the current findings in this baseline file and exit 0.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes (default: all cores).")
+@click.option("--timings", "-v", "--verbose", "timings", is_flag=True, help="Print per-phase timings to stderr.")
+@click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
+@click.option("-s", "--silent", is_flag=True, help="Print nothing (the exit code still tells).")
+def check(**kw: object) -> None:
+    """Check PATHS (default: the current directory) for pageable non_blocking copies."""
+    from .cli_check import run_check_command
+
+    sys.exit(run_check_command(**kw))  # type: ignore[arg-type]
+
+
+@main.command()
+@click.argument("code", required=False)
+@click.option("--all", "show_all", is_flag=True, help="Show every rule.")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text")
+def rule(code: str | None, show_all: bool, output_format: str) -> None:
+    """Explain a rule: `pinlint rule PIN001` (code or name)."""
+    import json
+
+    from . import catalog
+
+    if show_all:
+        rules = list(catalog.all_rules())
+    elif code:
+        found = catalog.get_rule(code)
+        if found is None:
+            _fail(f"unknown rule `{code}` (known: {', '.join(catalog.all_codes())})")
+        rules = [found]  # type: ignore[list-item]
+    else:
+        _fail("give a rule code (e.g. `pinlint rule PIN001`) or --all")
+        return
+    if output_format == "json":
+        data = [
+            {
+                "code": r.code, "name": r.name, "summary": r.summary, "default": r.default_enabled,
+                "fix_availability": r.fix_availability, "explanation": r.to_markdown(), "url": r.url,
+            }
+            for r in rules
+        ]
+        click.echo(json.dumps(data if show_all else data[0], indent=2))
+    else:
+        click.echo("\n".join(r.to_markdown() for r in rules), nl=False)
+
+
+@main.command()
+@click.option("--cache-dir", type=click.Path(file_okay=False), default=None)
+def clean(cache_dir: str | None) -> None:
+    """Remove pinlint's cache (.pinlint_cache) here and below."""
+    import shutil
+
+    targets = [Path(cache_dir)] if cache_dir else [p for p in Path(".").rglob(".pinlint_cache") if p.is_dir()]
+    for target in targets:
+        if target.exists():
+            shutil.rmtree(target, ignore_errors=True)
+            click.echo(f"Removing cache at: {target}", err=True)
+
+
+def entry() -> None:  # pragma: no cover - console entry through __main__
+    try:
+        main()
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -1,0 +1,213 @@
+"""Configuration: ``[tool.pinlint]`` in the nearest ``pyproject.toml``, or a ``pinlint.toml``.
+
+Every key is validated: an unknown key, a wrong type or an unknown rule code is a ``ConfigError``
+with one clear line (the CLI exits 2), never a traceback.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from . import catalog
+
+
+class ConfigError(Exception):
+    pass
+
+
+#: key -> (python type, description). The docs' configuration reference is generated from
+#: this table (and a test checks that every key is documented), so it cannot drift.
+KEYS: dict[str, tuple[type, str]] = {
+    "select": (list, "Rule codes or prefixes to enable (`PIN`, `PIN001`, `ALL`). Default: the rules that are on by default (PIN001, PIN002)."),
+    "extend-select": (list, "Rule codes or prefixes to enable in addition to `select` (e.g. `[\"PIN003\"]`)."),
+    "ignore": (list, "Rule codes or prefixes to disable."),
+    "exclude": (list, "Glob patterns of files and directories to skip, replacing the defaults (`.git`, `.venv`, `build`, `dist`, `site-packages`, ...)."),
+    "extend-exclude": (list, "Glob patterns to skip in addition to `exclude`."),
+    "per-file-ignores": (dict, "A table from a glob pattern (relative to the project root) to the codes ignored in matching files."),
+    "respect-gitignore": (bool, "Skip files ignored by `.gitignore` files. Default: true."),
+    "force-exclude": (bool, "Apply the exclusions even to paths passed explicitly on the command line (useful under pre-commit). Default: false."),
+    "pin-memory-helper": (str, "The project's pin-memory guard the fixer calls when none is found in the file or project: `\"package.module:function(device)\"` when it takes the device, `\"package.module:function()\"` when it takes nothing."),
+    "pinned-functions": (list, "Names (as called, e.g. `make_pinned_buffer` or `utils.pinned_empty`) of project functions that return pinned host tensors."),
+    "host-functions": (list, "Names of project functions that return new pageable host tensors (their results are PIN002 sources)."),
+    "cache-dir": (str, "Where the result cache lives. Default: `.pinlint_cache` in the project root."),
+    "output-format": (str, "Default output format (`full`, `concise`, `json`, `json-lines`, `github`, `sarif`, `gitlab`, `junit`)."),
+}
+
+DEFAULT_EXCLUDE: tuple[str, ...] = (
+    ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints", ".mypy_cache", ".nox",
+    ".pants.d", ".pyenv", ".pytest_cache", ".pytype", ".ruff_cache", ".pinlint_cache", ".svn", ".tox", ".venv",
+    ".vscode", "__pypackages__", "_build", "buck-out", "build", "dist", "node_modules", "site-packages", "venv",
+)
+
+
+@dataclass
+class Config:
+    path: Path | None = None
+    root: Path = field(default_factory=Path.cwd)
+    select: list[str] | None = None
+    extend_select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=lambda: list(DEFAULT_EXCLUDE))
+    extend_exclude: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    respect_gitignore: bool = True
+    force_exclude: bool = False
+    pin_memory_helper: str | None = None
+    pinned_functions: list[str] = field(default_factory=list)
+    host_functions: list[str] = field(default_factory=list)
+    cache_dir: Path | None = None
+    output_format: str | None = None
+
+    def per_file_ignored(self, path: Path) -> set[str]:
+        try:
+            relative = path.resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            relative = path.as_posix()
+        ignored: set[str] = set()
+        for pattern, codes in self.per_file_ignores.items():
+            negate = pattern.startswith("!")
+            glob = pattern[1:] if negate else pattern
+            hit = fnmatch.fnmatch(relative, glob) or fnmatch.fnmatch(path.name, glob)
+            if hit != negate:
+                ignored |= resolve_selectors(codes, f"per-file-ignores[{pattern!r}]")
+        return ignored
+
+
+def resolve_selectors(selectors: list[str], where: str) -> set[str]:
+    """Expand codes, prefixes (``PIN``, ``PIN00``) and ``ALL`` to rule codes; unknown is an error."""
+    codes = catalog.all_codes()
+    out: set[str] = set()
+    for raw in selectors:
+        selector = str(raw).strip()
+        if not selector:
+            continue
+        if selector.upper() == "ALL":
+            out |= set(codes)
+            continue
+        rule = catalog.get_rule(selector)
+        if rule is not None:
+            out.add(rule.code)
+            continue
+        matched = {code for code in codes if code.startswith(selector.upper())}
+        if not matched:
+            raise ConfigError(f"unknown rule selector `{selector}` in {where} (known: {', '.join(codes)}, or a prefix, or ALL)")
+        out |= matched
+    return out
+
+
+def find_config(start: Path) -> Path | None:
+    for directory in [start, *start.parents]:
+        for name in ("pinlint.toml", ".pinlint.toml"):
+            candidate = directory / name
+            if candidate.is_file():
+                return candidate
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+            except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError):
+                # A broken pyproject.toml *with* our section is reported when loaded explicitly;
+                # one we cannot read at all is reported here, since it may hold our settings.
+                if "[tool.pinlint" in candidate.read_text(encoding="utf-8", errors="replace"):
+                    return candidate
+                continue
+            if "pinlint" in data.get("tool", {}):
+                return candidate
+    return None
+
+
+def _table(path: Path) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from exc
+    if path.name == "pyproject.toml":
+        table = data.get("tool", {}).get("pinlint", {})
+        where = "[tool.pinlint]"
+    else:
+        table = data.get("tool", {}).get("pinlint", data)
+        where = "the top level"
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: {where} must be a table")
+    return table
+
+
+def load(config_arg: str | None, cwd: Path | None = None) -> Config:
+    cwd = cwd or Path.cwd()
+    overrides: dict[str, Any] = {}
+    path: Path | None = None
+    if config_arg:
+        candidate = Path(config_arg)
+        if candidate.is_file():
+            path = candidate.resolve()
+        elif "=" in config_arg:
+            try:
+                overrides = tomllib.loads(config_arg)
+            except tomllib.TOMLDecodeError as exc:
+                raise ConfigError(f"--config {config_arg!r} is neither a file nor a valid `key = value` TOML override: {exc}") from exc
+            path = find_config(cwd)
+        else:
+            raise ConfigError(f"--config {config_arg}: no such file")
+    else:
+        path = find_config(cwd)
+    table = _table(path) if path else {}
+    table = {**table, **overrides}
+    config = Config(path=path, root=path.parent if path else cwd)
+    where = f"{path}" if path else "--config"
+    for key, value in table.items():
+        if key not in KEYS:
+            known = ", ".join(sorted(KEYS))
+            raise ConfigError(f"{where}: unknown key `{key}` in [tool.pinlint] (known keys: {known})")
+        expected, _doc = KEYS[key]
+        if not isinstance(value, expected) or (expected is list and not all(isinstance(v, str) for v in value)):
+            kind = {list: "a list of strings", dict: "a table", bool: "true or false", str: "a string"}[expected]
+            raise ConfigError(f"{where}: `{key}` must be {kind}, got {value!r}")
+        attr = key.replace("-", "_")
+        if key == "per-file-ignores":
+            for pattern, codes in value.items():
+                if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
+                    raise ConfigError(f"{where}: per-file-ignores[{pattern!r}] must be a list of codes")
+                resolve_selectors(codes, f"{where}: per-file-ignores[{pattern!r}]")
+        if key in ("select", "extend-select", "ignore"):
+            resolve_selectors(value, f"{where}: `{key}`")
+        if key == "cache-dir":
+            value = (config.root / value).resolve()
+        if key == "output-format":
+            from .report import FORMATS
+
+            if value not in FORMATS:
+                raise ConfigError(f"{where}: `output-format` must be one of {', '.join(FORMATS)}, got {value!r}")
+        if key == "pin-memory-helper":
+            from .fix.helper import ConfiguredHelper
+
+            try:
+                ConfiguredHelper.parse(value)
+            except ValueError as exc:
+                raise ConfigError(f"{where}: {exc}") from exc
+        setattr(config, attr, value)
+    return config
+
+
+def selected_codes(config: Config, select: list[str] | None, extend_select: list[str], ignore: list[str]) -> set[str]:
+    if select:
+        base = resolve_selectors(select, "--select")
+    elif config.select is not None:
+        base = resolve_selectors(config.select, "select")
+    else:
+        base = {rule.code for rule in catalog.all_rules() if rule.default_enabled}
+    base |= resolve_selectors(config.extend_select, "extend-select")
+    base |= resolve_selectors(extend_select, "--extend-select")
+    base -= resolve_selectors(config.ignore, "ignore")
+    base -= resolve_selectors(ignore, "--ignore")
+    return base

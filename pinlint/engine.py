@@ -1,0 +1,190 @@
+"""Run the per-file pipeline (read → triage → analyze) over many files, in parallel, with a cache.
+
+Workers read files themselves so that reading, too, uses every core; they return small picklable
+results. Configuration is resolved once in the parent and handed to workers as one small object.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import source, triage
+from .analysis.analyzer import FileAnalysis, HelperFacts, analyze_text
+from .fix.write import digest
+from .torch_api import PIN_HELPER_NAME
+
+_HELPER_BYTES = PIN_HELPER_NAME.encode()
+
+
+@dataclass(frozen=True)
+class AnalysisSettings:
+    """Everything that changes a file's analysis result (part of the cache key)."""
+
+    device_rule: bool
+    pinned_functions: tuple[str, ...] = ()
+    host_functions: tuple[str, ...] = ()
+
+    def key(self) -> str:
+        return repr((self.device_rule, self.pinned_functions, self.host_functions))
+
+
+@dataclass
+class FileResult:
+    path: str
+    analysis: FileAnalysis | None
+    #: Why the file could not be checked (unreadable, undecodable); None when it was.
+    error: str | None = None
+    size: int = 0
+    mtime_ns: int = 0
+    digest: str = ""
+    triaged_in: bool = False
+    from_cache: bool = False
+
+
+@dataclass
+class Timings:
+    phases: dict[str, float] = field(default_factory=dict)
+    files: int = 0
+    triaged: int = 0
+    cache_hits: int = 0
+    parsed_lines: int = 0
+
+    def add(self, phase: str, seconds: float) -> None:
+        self.phases[phase] = self.phases.get(phase, 0.0) + seconds
+
+
+def analyze_bytes(path: str, data: bytes, settings: AnalysisSettings) -> FileResult:
+    result = FileResult(path=path, analysis=None, size=len(data), digest=digest(data))
+    wants_helper = _HELPER_BYTES in data
+    triggered = triage.has_triggers(data, settings.device_rule)
+    if not triggered and not wants_helper:
+        result.analysis = FileAnalysis()
+        return result
+    try:
+        decoded = source.decode(data)
+    except source.DecodeError as exc:
+        if triggered:
+            result.error = f"cannot decode: {exc}"
+        else:
+            result.analysis = FileAnalysis()
+        return result
+    result.triaged_in = triggered
+    if triggered:
+        try:
+            result.analysis = analyze_text(
+                decoded.text,
+                device_rule=settings.device_rule,
+                newline=decoded.newline,
+                pinned_functions=settings.pinned_functions,
+                host_functions=settings.host_functions,
+            )
+        except RecursionError:
+            result.error = "too deeply nested to analyze (recursion limit)"
+        return result
+    # Not a candidate, but it may teach us the project's pin-memory helper.
+    from .analysis.analyzer import helper_facts
+    from .analysis.names import scan_names
+
+    result.analysis = FileAnalysis(facts=helper_facts(decoded.text, scan_names(decoded.text), decoded.newline))
+    return result
+
+
+def _process(path: str, settings: AnalysisSettings) -> FileResult:
+    try:
+        with open(path, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            data = fh.read()
+    except OSError as exc:
+        return FileResult(path=path, analysis=None, error=f"cannot read: {exc.strerror or exc}")
+    result = analyze_bytes(path, data, settings)
+    result.mtime_ns = info.st_mtime_ns
+    return result
+
+
+def _process_chunk(args: tuple[list[str], AnalysisSettings]) -> list[FileResult]:
+    paths, settings = args
+    return [_process(p, settings) for p in paths]
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - macOS, Windows
+        return max(1, os.cpu_count() or 1)
+
+
+def run(
+    files: list[Path],
+    settings: AnalysisSettings,
+    *,
+    jobs: int | None = None,
+    cache: "Cache | None" = None,
+    timings: Timings | None = None,
+    on_progress: "callable[[int], None] | None" = None,
+) -> list[FileResult]:
+    timings = timings or Timings()
+    jobs = jobs or default_jobs()
+    started = time.perf_counter()
+    results: list[FileResult] = []
+    todo: list[str] = []
+    if cache is not None:
+        for path in files:
+            hit = cache.lookup(path)
+            if hit is not None:
+                results.append(hit)
+            else:
+                todo.append(str(path))
+        timings.cache_hits = len(results)
+    else:
+        todo = [str(p) for p in files]
+    timings.add("cache lookup", time.perf_counter() - started)
+
+    started = time.perf_counter()
+    fresh = list(_analyze_all(todo, settings, jobs, on_progress))
+    timings.add("read+triage+analyze", time.perf_counter() - started)
+    results.extend(fresh)
+    if cache is not None:
+        started = time.perf_counter()
+        for result in fresh:
+            cache.store(result)
+        cache.save()
+        timings.add("cache save", time.perf_counter() - started)
+    timings.files = len(files)
+    timings.triaged = sum(1 for r in results if r.triaged_in)
+    timings.parsed_lines = sum(r.analysis.parsed_lines for r in results if r.analysis)
+    return results
+
+
+def _analyze_all(
+    paths: list[str], settings: AnalysisSettings, jobs: int, on_progress: "callable[[int], None] | None"
+) -> Iterable[FileResult]:
+    # Below a few dozen files, starting processes costs more than it saves.
+    if jobs <= 1 or len(paths) < 48:
+        for path in paths:
+            yield _process(path, settings)
+            if on_progress:
+                on_progress(1)
+        return
+    import multiprocessing
+
+    try:
+        context = multiprocessing.get_context("fork")
+    except ValueError:  # pragma: no cover - platforms without fork
+        context = multiprocessing.get_context("spawn")
+    # Import libcst once here: forked workers inherit it instead of importing it each.
+    import libcst  # noqa: F401
+
+    chunk = max(8, min(64, len(paths) // (jobs * 8) or 8))
+    chunks = [(paths[i : i + chunk], settings) for i in range(0, len(paths), chunk)]
+    with context.Pool(processes=jobs) as pool:
+        for batch in pool.imap_unordered(_process_chunk, chunks):
+            yield from batch
+            if on_progress:
+                on_progress(len(batch))
+
+
+from .cache import Cache  # noqa: E402  (circular: the cache stores FileResults)

@@ -1,0 +1,95 @@
+"""Apply fixes to a file's text: non-overlapping edits, de-duplicated imports, then verification."""
+
+from __future__ import annotations
+
+import ast
+import difflib
+from dataclasses import dataclass, field
+
+from ..diagnostics import Diagnostic, Edit, Location
+from ..triage import split_lines
+
+
+@dataclass
+class FixOutcome:
+    text: str
+    applied: list[Diagnostic] = field(default_factory=list)
+    #: Fixes that were dropped, with the reason (overlap, or the fixed file failed verification).
+    dropped: list[tuple[Diagnostic, str]] = field(default_factory=list)
+
+
+def _offsets(text: str) -> list[int]:
+    starts = [0]
+    for line in split_lines(text):
+        starts.append(starts[-1] + len(line))
+    return starts
+
+
+def _offset(starts: list[int], location: Location) -> int:
+    row = min(max(location.row, 1), len(starts))
+    return starts[row - 1] + location.column - 1
+
+
+def apply_edits(text: str, edits: list[Edit]) -> str:
+    starts = _offsets(text)
+    spans = sorted({(_offset(starts, e.location), _offset(starts, e.end_location), e.content) for e in edits})
+    out = []
+    cursor = 0
+    for start, end, content in spans:
+        out.append(text[cursor:start])
+        out.append(content)
+        cursor = max(cursor, end)
+    out.append(text[cursor:])
+    return "".join(out)
+
+
+def select_fixes(text: str, diagnostics: list[Diagnostic], unsafe: bool) -> tuple[list[Diagnostic], list[Edit], list[tuple[Diagnostic, str]]]:
+    """Fixes to apply together: each fix's edits must not overlap another applied fix's edits
+    (identical edits, such as the shared import, are merged)."""
+    starts = _offsets(text)
+    taken: list[tuple[int, int, str]] = []
+    chosen: list[Diagnostic] = []
+    edits: list[Edit] = []
+    dropped: list[tuple[Diagnostic, str]] = []
+    for diagnostic in sorted(diagnostics, key=lambda d: d.sort_key()):
+        fix = diagnostic.fix
+        if fix is None or fix.applicability == "display-only":
+            continue
+        if fix.applicability == "unsafe" and not unsafe:
+            continue
+        spans = [(_offset(starts, e.location), _offset(starts, e.end_location), e.content) for e in fix.edits]
+        clash = False
+        for start, end, content in spans:
+            for t_start, t_end, t_content in taken:
+                if (start, end, content) == (t_start, t_end, t_content):
+                    continue
+                if start < t_end and t_start < end or (start == end == t_start == t_end):
+                    clash = True
+        if clash:
+            dropped.append((diagnostic, "overlaps another fix; run again to apply it"))
+            continue
+        taken.extend(spans)
+        chosen.append(diagnostic)
+        edits.extend(fix.edits)
+    return chosen, edits, dropped
+
+
+def parses(text: str) -> str | None:
+    """None when ``text`` is valid Python, else the parser's message."""
+    try:
+        ast.parse(text)
+    except SyntaxError as exc:
+        return f"line {exc.lineno}: {exc.msg}"
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return str(exc)
+    return None
+
+
+def unified_diff(old: str, new: str, display: str) -> str:
+    diff = difflib.unified_diff(
+        old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=f"a/{display}", tofile=f"b/{display}"
+    )
+    out = []
+    for line in diff:
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)

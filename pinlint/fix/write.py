@@ -1,0 +1,60 @@
+"""Atomic, careful writes: temp file in the same directory + fsync + rename.
+
+A reader (or a crash, or SIGKILL) sees either the whole old file or the whole new one. The
+file's permissions are kept. A file that changed on disk since pinlint read it is not written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+
+class ChangedOnDisk(Exception):
+    """The file was modified after pinlint read it; writing would lose that change."""
+
+
+def digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def atomic_write(path: Path, data: bytes, expected_digest: str) -> None:
+    """Replace ``path`` by ``data`` if its current content still has ``expected_digest``."""
+    try:
+        current = path.read_bytes()
+    except OSError as exc:
+        raise ChangedOnDisk(f"cannot re-read before writing: {exc.strerror or exc}") from exc
+    if digest(current) != expected_digest:
+        raise ChangedOnDisk("modified since pinlint read it; not overwritten (run pinlint again)")
+    info = path.stat()
+    if not os.access(path, os.W_OK):
+        raise PermissionError(f"{path}: permission denied (file is read-only)")
+    directory = path.parent
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".pinlint-tmp", dir=directory)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, stat.S_IMODE(info.st_mode))
+        # Last look: a write that raced us between the check above and now is not clobbered.
+        if digest(path.read_bytes()) != expected_digest:
+            raise ChangedOnDisk("modified while pinlint was writing; not overwritten")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    try:
+        dir_fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)  # make the rename itself durable
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
