@@ -14,12 +14,16 @@
   re-enables grad inside the block is not supported; ``.backward()`` raises a normal RuntimeError.
 * ``torch.cuda.is_available()`` answers True while a simulation is active, so a project's own
   ``is_pin_memory_available(device)`` helper (typically ``torch.cuda.is_available()``) takes the
-  pinned branch, as on a CUDA machine. The patch is process-wide and reference-counted; it is
-  undone when the last simulation ends.
+  pinned branch, as on a CUDA machine. Calls from inside torch/ still get the truth (FakeTensorMode
+  relies on it). The patch is process-wide (other threads see it too) and reference-counted; it
+  is undone when the last simulation ends. Code that bound ``is_available`` before the watch
+  (``from torch.cuda import is_available``) or that asks ``torch.accelerator`` is not patched.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -89,7 +93,17 @@ _patch_depth = 0
 _original_is_available: Callable[[], bool] | None = None
 
 
+_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+
+
 def _simulated_is_available() -> bool:
+    """True for user code; the truth for torch's own internals. FakeTensorMode itself asks
+    ``torch.cuda.is_available()`` (``avoid_device_init``) and, told True, would constant-fold
+    ``_to_copy`` of small constants by running the real CUDA op."""
+    caller = sys._getframe(1).f_code.co_filename
+    if caller.startswith(_TORCH_DIR):
+        assert _original_is_available is not None
+        return _original_is_available()
     return True
 
 

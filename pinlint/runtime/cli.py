@@ -1,0 +1,209 @@
+"""``pinlint trace`` and ``pinlint probe``: click commands, registered by the main CLI.
+
+No torch import at module level: the main CLI imports this module to register the commands.
+
+trace exit status (the program's own status is never lost):
+  1  at least one violation was found (whatever the program's status; stderr says it);
+  2  usage error: bad options, no command after ``--``, script or module not found;
+  otherwise the program's own exit status: 0 when it succeeded (and, with no violation, the run is
+     clean), N when it called ``sys.exit(N)``, 1 when it raised (as ``python`` does).
+  Every run ends with a ``pinlint trace: program exited with status N`` line on stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import runpy
+import subprocess
+import sys
+import traceback
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import click
+
+from pinlint.runtime.model import PageableNonBlockingCopy, Report, diagnostic_to_json
+
+EXIT_VIOLATIONS = 1
+EXIT_USAGE = 2
+
+
+@dataclass(frozen=True)
+class Program:
+    """What to run: a script path, a module name (``-m``) or code (``-c``), and its argv."""
+
+    kind: str  # "path" | "module" | "code"
+    target: str
+    argv: tuple[str, ...]
+
+
+def parse_program(command: Sequence[str]) -> Program:
+    """``python script.py ARGS`` / ``python -m mod ARGS`` / ``python -c CODE ARGS`` (the leading
+    ``python`` is optional and may be any python executable)."""
+    words = list(command)
+    if words and os.path.basename(words[0]).lower().startswith("python") and not words[0].endswith(".py"):
+        words = words[1:]
+    if not words:
+        raise click.UsageError("nothing to run: give a command after --, e.g. pinlint trace -- python script.py")
+    first = words[0]
+    if first == "-m":
+        if len(words) < 2:
+            raise click.UsageError("-m needs a module name")
+        return Program("module", words[1], (words[1], *words[2:]))
+    if first == "-c":
+        if len(words) < 2:
+            raise click.UsageError("-c needs code")
+        return Program("code", words[1], ("-c", *words[2:]))
+    if first.startswith("-"):
+        raise click.UsageError(f"unsupported python option {first!r}: use `python script.py`, `-m module` or `-c code`")
+    if not os.path.isfile(first):
+        raise click.UsageError(f"no such script: {first}")
+    return Program("path", first, tuple(words))
+
+
+@contextlib.contextmanager
+def _program_environment(program: Program) -> Iterator[None]:
+    """sys.argv and sys.path as ``python`` would set them; restored afterwards."""
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    sys.argv = list(program.argv)
+    if program.kind == "path":
+        sys.path.insert(0, os.path.dirname(os.path.abspath(program.target)))
+    else:
+        sys.path.insert(0, os.getcwd())
+    try:
+        yield
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+
+
+def _run(program: Program) -> None:
+    if program.kind == "path":
+        runpy.run_path(program.target, run_name="__main__")
+    elif program.kind == "module":
+        runpy.run_module(program.target, run_name="__main__", alter_sys=True)
+    else:
+        code = compile(program.target, "<string>", "exec")
+        exec(code, {"__name__": "__main__", "__builtins__": __builtins__})  # noqa: S102 - the user's -c code
+
+
+def run_program(program: Program, strict: bool, simulate: str | None) -> tuple[Report, int]:
+    """Run the program under a watch. Returns the report and the program's exit status."""
+    from pinlint.runtime.watch import watch
+
+    w = watch(strict=strict, simulate=simulate)  # type: ignore[arg-type]
+    status = 0
+    with _program_environment(program):
+        try:
+            with w:
+                _run(program)
+        except SystemExit as exc:
+            status = _exit_status(exc.code)
+        except PageableNonBlockingCopy:
+            status = 1  # strict mode stopped the program; the report says where
+        except ImportError as exc:
+            if program.kind == "module" and getattr(exc, "name", None) == program.target:
+                raise click.UsageError(f"no module named {program.target}") from exc
+            traceback.print_exc()
+            status = 1
+        except BaseException:  # noqa: BLE001 - the program's own failure, reported like python does
+            traceback.print_exc()
+            status = 1
+    assert w.report is not None
+    return w.report, status
+
+
+def _exit_status(code: object) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _render_full(report: Report) -> str:
+    cwd = os.getcwd()
+    lines = []
+    for v, count in report.grouped():
+        d = v.to_diagnostic()
+        path = os.path.relpath(d.filename, cwd) if not d.filename.startswith("<") else d.filename
+        times = f" (x{count})" if count > 1 else ""
+        lines.append(f"{path}:{d.location.row}:{d.location.column}: {d.code} {d.message}{times}")
+        if v.copy_site is not None and v.copy_site != v.location:
+            lines.append(f"    copy at {os.path.relpath(v.copy_site.filename, cwd)}:{v.copy_site.row}")
+    mode = "simulated CUDA" if report.simulated else "real devices"
+    n = len(report.violations)
+    lines.append(
+        f"Found {n} violation{'s' if n != 1 else ''} in {report.total} H2D transfer{'s' if report.total != 1 else ''} ({mode})."
+        if n
+        else f"All checks passed: {report.total} H2D transfer{'s' if report.total != 1 else ''} observed ({mode})."
+    )
+    return "\n".join(lines)
+
+
+@click.command("trace", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("--strict", is_flag=True, help="Stop the program at the first violation.")
+@click.option("--simulate-cuda", is_flag=True, help="Run CUDA-targeted code on a CPU-only machine (FakeTensorMode; values are not computed).")
+@click.option("--output-format", type=click.Choice(["full", "json"]), default="full", show_default=True)
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def trace_command(strict: bool, simulate_cuda: bool, output_format: str, command: tuple[str, ...]) -> None:
+    """Run a Python program under pinlint.runtime.watch and report its non_blocking H2D copies from
+    pageable memory: pinlint trace [OPTIONS] -- python script.py ARGS (or -- python -m module ARGS)."""
+    program = parse_program(command)
+    try:
+        from pinlint.runtime._deps import require_torch
+
+        require_torch()
+    except ImportError as exc:
+        raise click.UsageError(str(exc)) from exc
+    simulate = "fake" if simulate_cuda else None
+    if output_format == "json":
+        # stdout carries only the JSON document: the program's prints go to stderr.
+        with contextlib.redirect_stdout(sys.stderr):
+            report, status = run_program(program, strict, simulate)
+        import json
+
+        click.echo(json.dumps([diagnostic_to_json(d) for d in report.diagnostics()], indent=2))
+    else:
+        report, status = run_program(program, strict, simulate)
+        click.echo(_render_full(report))
+    if report.total == 0:
+        hint = "" if simulate_cuda else " (on a machine without CUDA, add --simulate-cuda)"
+        click.echo(f"pinlint trace: warning: no H2D transfer was observed{hint}", err=True)
+    click.echo(f"pinlint trace: program exited with status {status}", err=True)
+    sys.stdout.flush()
+    click.get_current_context().exit(EXIT_VIOLATIONS if report.violations else status)
+
+
+@click.command("probe")
+@click.option("--run", "run_spec", metavar="PKG.MOD:FN", help="Check that every H2D memcpy of FN() is from pinned memory.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the results as JSON (chrome traces beside it).")
+@click.option("--quick", is_flag=True, help="Fewer sizes and repetitions.")
+def probe_command(run_spec: str | None, json_path: str | None, quick: bool) -> None:
+    """On a CUDA machine, prove that pageable non_blocking copies block and pinned ones do not, by
+    host timing and the profiler's memcpy kinds. Exit 0 pass, 1 fail, 2 usage, 3 skipped (no CUDA)."""
+    argv = [sys.executable, "-m", "pinlint.runtime.gpu_check"]
+    if run_spec:
+        argv += ["--run", run_spec]
+    if json_path:
+        argv += ["--json", json_path]
+    if quick:
+        argv.append("--quick")
+    # A child process: its CUDA context, profiler and any driver-level failure stay out of ours.
+    env = dict(os.environ)
+    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
+    click.get_current_context().exit(subprocess.call(argv, env=env))
+
+
+@click.group("pinlint-runtime")
+def _main() -> None:
+    """pinlint's runtime commands (normally reached as `pinlint trace` and `pinlint probe`)."""
+
+
+_main.add_command(trace_command)
+_main.add_command(probe_command)
+
+if __name__ == "__main__":
+    _main()

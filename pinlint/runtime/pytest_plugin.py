@@ -1,0 +1,172 @@
+"""pytest plugin for pinlint's runtime companion (entry point ``pytest11: pinlint``).
+
+It is loaded in every pytest run of an environment where torch-pinlint is installed, so it imports
+neither torch nor the watch engine at import time, and does nothing unless used:
+
+* ``pinlint_watch`` fixture: the test's call phase runs under ``pinlint.runtime.watch``; the fixture
+  value is the :class:`~pinlint.runtime.model.Report`, filled while the test body runs.
+* ``@pytest.mark.pinlint(strict=..., simulate=...)``: the same without the fixture; overrides the
+  command-line defaults for that test.
+* ``--pinlint-runtime=off|warn|strict`` (default ``off``):
+    off     only tests that use the fixture or the marker are watched; strict only if the marker says so;
+    warn    every test is watched; violations become PinlintRuntimeWarning warnings;
+    strict  every test is watched and fails at its first violation (a marker's strict=False wins).
+  Tests watched only because of the option run with ``simulate=None`` (observe the real copies,
+  never change what the code does); opted-in tests use ``--pinlint-simulate`` (default ``auto``:
+  fake on machines without CUDA, real otherwise) unless their marker says otherwise.
+* A terminal summary lists violations by call site whenever a watched test saw one.
+
+Only the test's call phase is watched (not fixtures' setup/teardown), on the main thread.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from pinlint.runtime.model import PinlintRuntimeWarning, Report, Violation
+
+_MODES = ("off", "warn", "strict")
+_SIMULATE_CHOICES = {"auto": "auto", "fake": "fake", "none": None}
+
+
+@dataclass
+class _Plan:
+    strict: bool
+    simulate: str | None
+    report: Report = field(default_factory=Report)
+
+
+@dataclass
+class _State:
+    mode: str
+    simulate: str | None
+    watched: int = 0
+    findings: list[tuple[str, Violation]] = field(default_factory=list)
+    transfers: int = 0
+
+
+_STATE = pytest.StashKey[_State]()
+_PLAN = pytest.StashKey[_Plan]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("pinlint", "pinlint runtime companion (non_blocking H2D copies from pageable memory)")
+    group.addoption(
+        "--pinlint-runtime",
+        choices=_MODES,
+        default="off",
+        dest="pinlint_runtime",
+        help="off: watch only tests using the pinlint_watch fixture or marker (default); "
+        "warn: watch every test and warn on violations; strict: watch every test and fail on violations.",
+    )
+    group.addoption(
+        "--pinlint-simulate",
+        choices=tuple(_SIMULATE_CHOICES),
+        default="auto",
+        dest="pinlint_simulate",
+        help="simulation for tests that opt in (fixture or marker): auto (fake without CUDA), fake, none.",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "pinlint(strict=None, simulate=None): run the test under pinlint.runtime.watch "
+        "(strict: fail at the first pageable non_blocking H2D copy; simulate: None, 'fake' or 'auto').",
+    )
+    mode = config.getoption("pinlint_runtime", "off") or "off"
+    simulate = _SIMULATE_CHOICES[config.getoption("pinlint_simulate", "auto") or "auto"]
+    if mode != "off":
+        from pinlint.runtime._deps import MissingTorchError, require_torch
+
+        try:
+            require_torch()
+        except MissingTorchError as exc:
+            raise pytest.UsageError(f"--pinlint-runtime={mode}: {exc}") from exc
+    config.stash[_STATE] = _State(mode=mode, simulate=simulate)
+
+
+def _plan_for(item: pytest.Item, opted_in: bool) -> _Plan | None:
+    existing = item.stash.get(_PLAN, None)
+    if existing is not None:
+        return existing
+    state = item.config.stash[_STATE]
+    marker = item.get_closest_marker("pinlint")
+    if marker is not None and marker.args:
+        raise pytest.UsageError(f"{item.nodeid}: use keyword arguments: @pytest.mark.pinlint(strict=..., simulate=...)")
+    opted_in = opted_in or marker is not None or "pinlint_watch" in getattr(item, "fixturenames", ())
+    if not opted_in and state.mode == "off":
+        return None
+    kwargs = marker.kwargs if marker is not None else {}
+    strict = bool(kwargs["strict"]) if "strict" in kwargs else state.mode == "strict"
+    if "simulate" in kwargs:
+        simulate = kwargs["simulate"]
+    else:
+        simulate = state.simulate if opted_in else None
+    plan = _Plan(strict=strict, simulate=simulate)
+    item.stash[_PLAN] = plan
+    return plan
+
+
+@pytest.fixture
+def pinlint_watch(request: pytest.FixtureRequest) -> Report:
+    """The Report of this test's watch; it fills while the test body runs."""
+    from pinlint.runtime._deps import require_torch
+
+    require_torch()
+    plan = _plan_for(request.node, opted_in=True)
+    assert plan is not None
+    return plan.report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
+    plan = _plan_for(item, opted_in=False)
+    if plan is None:
+        return (yield)
+    from pinlint.runtime.watch import watch
+
+    state = item.config.stash[_STATE]
+    state.watched += 1
+    try:
+        with watch(strict=plan.strict, simulate=plan.simulate, report=plan.report):  # type: ignore[arg-type]
+            return (yield)
+    finally:
+        report = plan.report
+        state.transfers += report.total
+        state.findings.extend((item.nodeid, v) for v in report.violations)
+        if report.violations and state.mode == "warn" and not plan.strict:
+            warnings.warn(PinlintRuntimeWarning(report.summary()), stacklevel=1)
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    state = config.stash.get(_STATE, None)
+    if state is None or state.watched == 0:
+        return
+    tr = terminalreporter
+    if not state.findings:
+        tr.write_line(f"pinlint runtime: {state.watched} watched test(s), {state.transfers} H2D transfer(s), no violation")
+        return
+    tr.write_sep("=", "pinlint runtime: non_blocking H2D copies from pageable memory", yellow=True)
+    groups: dict[tuple[str, str, int], tuple[Violation, int, set[str]]] = {}
+    for nodeid, v in state.findings:
+        key = (v.code, v.location.filename, v.location.row)
+        prev = groups.get(key)
+        if prev is None:
+            groups[key] = (v, 1, {nodeid})
+        else:
+            prev[2].add(nodeid)
+            groups[key] = (prev[0], prev[1] + 1, prev[2])
+    root = str(config.rootpath)
+    for (code, filename, row), (v, count, tests) in sorted(groups.items(), key=lambda kv: kv[0][1:] + (kv[0][0],)):
+        path = os.path.relpath(filename, root) if filename.startswith(root) else filename
+        copy = v.copy_site
+        copy_note = f" (copy at {os.path.relpath(copy.filename, root) if copy.filename.startswith(root) else copy.filename}:{copy.row})" if copy and copy != v.location else ""
+        tr.write_line(f"{path}:{row}: {code} {v.kind}{copy_note} x{count} in {len(tests)} test(s): {', '.join(sorted(tests)[:3])}{' ...' if len(tests) > 3 else ''}")
+    tr.write_line(f"pinlint runtime: {len(state.findings)} violation(s) at {len(groups)} site(s) in {state.watched} watched test(s)")
