@@ -101,7 +101,7 @@ def _find_archive(dl: Path, pkg: Package) -> Path | None:
     want = f"{_norm(pkg.name)}-{pkg.version}"
     for p in sorted(dl.iterdir()) if dl.is_dir() else []:
         stem = p.name
-        if pkg.kind == "sdist" and not (stem.endswith(".tar.gz") or stem.endswith(".zip")):
+        if pkg.kind == "sdist" and not stem.endswith((".tar.gz", ".zip")):
             continue
         if pkg.kind == "wheel" and not stem.endswith(".whl"):
             continue
