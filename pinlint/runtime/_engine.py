@@ -116,6 +116,7 @@ class Session:
         preserve_format: bool = True,
         dst: torch.Tensor | None = None,
     ) -> None:
+        __tracebackhide__ = True  # pytest: a strict failure points at the user's line, not here
         site, via = self.sites.find()
         pinned = self._pinned(src)
         sizes, strides = tuple(src.shape), src.stride()
@@ -147,6 +148,7 @@ class Session:
 
     # -- handlers: each gets (func, args, kwargs) and returns what func would -----------------------
     def _on_to(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        __tracebackhide__ = True
         src = args[0]
         target = _parse_to_target(args[1:], kwargs) if isinstance(src, _Tensor) else None
         if target is None:
@@ -164,6 +166,7 @@ class Session:
         return func(*args, **kwargs)
 
     def _on_cuda(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        __tracebackhide__ = True
         src = args[0]
         rest = args[1:]
         raw_device = rest[0] if rest else kwargs.get("device")
@@ -188,6 +191,7 @@ class Session:
         return func(*args, **kwargs)
 
     def _on_copy(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        __tracebackhide__ = True
         if len(args) < 2 or not isinstance(args[0], _Tensor) or not isinstance(args[1], _Tensor):
             return func(*args, **kwargs)
         dst, src = args[0], args[1]
@@ -297,11 +301,18 @@ def _parse_to_target(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any
 
 
 def _strict_message(v: Violation) -> str:
-    return (
-        f"{v.copy_site}: {v.transfer.via or v.transfer.api}(non_blocking=True) from "
-        f"{'pinned memory staged through a pageable temporary' if v.kind == 'pinned-but-staged' else 'pageable host memory'} "
-        f"to {v.transfer.device} [{v.code} at {v.location}]: {v.message}"
-    )
+    """One line that starts with the copy's call site and says where the fix belongs."""
+    t = v.transfer
+    head = f"{v.copy_site}: {t.via or t.api}(non_blocking=True) to {t.device}"
+    if v.kind == "pinned-but-staged":
+        return f"{head} from a pinned but non-contiguous source [{v.code}]: it stages through a pageable temporary; copy from a contiguous pinned buffer"
+    birth = t.birth
+    if birth is None:
+        return f"{head} from pageable host memory [{v.code}]: the source was not created by a known factory inside the watch"
+    if birth.pinnable:
+        return f"{head} from pageable host memory [{v.code}]: the source was built by `{birth.factory}` at {birth.site} without pin_memory=; pin it there"
+    why = f" ({birth.note})" if birth.note else ""
+    return f"{head} from pageable host memory [{v.code}]: the source was built by `{birth.factory}`{why} at {birth.site}, which cannot pin; stage it into a pinned buffer"
 
 
 class _WatchMode(TorchFunctionMode):
@@ -313,6 +324,7 @@ class _WatchMode(TorchFunctionMode):
         self._handlers = handlers
 
     def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None) -> Any:
+        __tracebackhide__ = True
         handler = self._handlers.get(func)
         if handler is None:
             if kwargs:

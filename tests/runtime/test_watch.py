@@ -237,8 +237,10 @@ def test_strict_raises_at_the_first_violation_with_the_call_site() -> None:
             raise AssertionError("strict mode did not stop the block")
     assert len(report.transfers) == 2
     message = str(info.value)
-    assert message.startswith(f"{hp.FILE}:{hp.line('bound-copy')}: Tensor.to(non_blocking=True)")
-    assert f"PIN001 at {hp.FILE}:{hp.line('bound-birth')}" in message
+    assert message == (
+        f"{hp.FILE}:{hp.line('bound-copy')}: Tensor.to(non_blocking=True) to cuda:0 from pageable host memory [PIN001]: "
+        f"the source was built by `torch.zeros` at {hp.FILE}:{hp.line('bound-birth')} without pin_memory=; pin it there"
+    )
     assert [v.code for v in info.value.violations] == ["PIN001"]
 
 
