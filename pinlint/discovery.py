@@ -109,23 +109,32 @@ def _glob_to_regex(glob: str, anchored: bool) -> re.Pattern[str]:
 
 
 class Excluder:
+    """ruff-style exclusion: a pattern without ``/`` matches any path component's name; one with
+    ``/`` matches the path relative to the project root."""
+
     def __init__(self, patterns: list[str], root: Path) -> None:
-        self.patterns = [p.rstrip("/") for p in patterns if p.strip()]
-        self.root = root
+        cleaned = [p.rstrip("/") for p in patterns if p.strip()]
+        self.name_patterns = [p for p in cleaned if "/" not in p]
+        self.path_patterns = [p.lstrip("./") if p.startswith("./") else p for p in cleaned if "/" in p]
+        self.literal_names = {p for p in self.name_patterns if not any(c in p for c in "*?[")}
+        self.glob_names = [p for p in self.name_patterns if p not in self.literal_names]
+        self.root = root.resolve()
+        self.root_text = str(self.root) + os.sep
 
     def excluded(self, path: Path) -> bool:
         name = path.name
-        try:
-            relative = path.resolve().relative_to(self.root.resolve()).as_posix()
-        except (ValueError, OSError):
-            relative = None
-        for pattern in self.patterns:
+        if name in self.literal_names:
+            return True
+        for pattern in self.glob_names:
             if fnmatch.fnmatchcase(name, pattern):
                 return True
-            if relative is not None and (
-                fnmatch.fnmatchcase(relative, pattern) or fnmatch.fnmatchcase(relative, pattern.lstrip("./"))
-            ):
-                return True
+        if self.path_patterns:
+            text = str(path if path.is_absolute() else path.absolute())
+            relative = text[len(self.root_text):] if text.startswith(self.root_text) else None
+            if relative is not None:
+                for pattern in self.path_patterns:
+                    if fnmatch.fnmatchcase(relative, pattern) or fnmatch.fnmatchcase(relative, pattern + "/*"):
+                        return True
         return False
 
 

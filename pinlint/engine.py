@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,10 +57,11 @@ class Timings:
         self.phases[phase] = self.phases.get(phase, 0.0) + seconds
 
 
-def analyze_bytes(path: str, data: bytes, settings: AnalysisSettings) -> FileResult:
-    result = FileResult(path=path, analysis=None, size=len(data), digest=digest(data))
+def analyze_bytes(path: str, data: bytes, settings: AnalysisSettings, need_digest: bool = True) -> FileResult:
     wants_helper = _HELPER_BYTES in data
     triggered = triage.has_triggers(data, settings.device_rule)
+    # The digest keys the cache and guards fixes; a no-cache run needs it only where it may fix.
+    result = FileResult(path=path, analysis=None, size=len(data), digest=digest(data) if need_digest or triggered else "")
     if not triggered and not wants_helper:
         result.analysis = FileAnalysis()
         return result
@@ -93,21 +94,21 @@ def analyze_bytes(path: str, data: bytes, settings: AnalysisSettings) -> FileRes
     return result
 
 
-def _process(path: str, settings: AnalysisSettings) -> FileResult:
+def _process(path: str, settings: AnalysisSettings, need_digest: bool = True) -> FileResult:
     try:
         with open(path, "rb") as fh:
             info = os.fstat(fh.fileno())
             data = fh.read()
     except OSError as exc:
         return FileResult(path=path, analysis=None, error=f"cannot read: {exc.strerror or exc}")
-    result = analyze_bytes(path, data, settings)
+    result = analyze_bytes(path, data, settings, need_digest)
     result.mtime_ns = info.st_mtime_ns
     return result
 
 
-def _process_chunk(args: tuple[list[str], AnalysisSettings]) -> list[FileResult]:
-    paths, settings = args
-    return [_process(p, settings) for p in paths]
+def _process_chunk(args: tuple[list[str], AnalysisSettings, bool]) -> list[FileResult]:
+    paths, settings, need_digest = args
+    return [_process(p, settings, need_digest) for p in paths]
 
 
 def default_jobs() -> int:
@@ -124,7 +125,7 @@ def run(
     jobs: int | None = None,
     cache: "Cache | None" = None,
     timings: Timings | None = None,
-    on_progress: "callable[[int], None] | None" = None,
+    on_progress: "Callable[[int], None] | None" = None,
 ) -> list[FileResult]:
     timings = timings or Timings()
     jobs = jobs or default_jobs()
@@ -144,7 +145,7 @@ def run(
     timings.add("cache lookup", time.perf_counter() - started)
 
     started = time.perf_counter()
-    fresh = list(_analyze_all(todo, settings, jobs, on_progress))
+    fresh = list(_analyze_all(todo, settings, jobs, on_progress, cache is not None))
     timings.add("read+triage+analyze", time.perf_counter() - started)
     results.extend(fresh)
     if cache is not None:
@@ -160,12 +161,16 @@ def run(
 
 
 def _analyze_all(
-    paths: list[str], settings: AnalysisSettings, jobs: int, on_progress: "callable[[int], None] | None"
+    paths: list[str],
+    settings: AnalysisSettings,
+    jobs: int,
+    on_progress: "Callable[[int], None] | None",
+    need_digest: bool,
 ) -> Iterable[FileResult]:
     # Below a few dozen files, starting processes costs more than it saves.
     if jobs <= 1 or len(paths) < 48:
         for path in paths:
-            yield _process(path, settings)
+            yield _process(path, settings, need_digest)
             if on_progress:
                 on_progress(1)
         return
@@ -179,7 +184,7 @@ def _analyze_all(
     import libcst  # noqa: F401
 
     chunk = max(8, min(64, len(paths) // (jobs * 8) or 8))
-    chunks = [(paths[i : i + chunk], settings) for i in range(0, len(paths), chunk)]
+    chunks = [(paths[i : i + chunk], settings, need_digest) for i in range(0, len(paths), chunk)]
     with context.Pool(processes=jobs) as pool:
         for batch in pool.imap_unordered(_process_chunk, chunks):
             yield from batch

@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 
 # A positional non_blocking: `.to(dev, dtype, True)`, `.cuda(dev, True)`, `.copy_(src, True)`.
-_POSITIONAL_TRUE = re.compile(rb"\.(?:to|cuda|copy_)\([^\n]*\bTrue\b")
-_POSITIONAL_TRUE_STR = re.compile(r"\.(?:to|cuda|copy_)\(.*\bTrue\b")
+_POSITIONAL_TRUE = re.compile(rb"\.(?:to|cuda|copy_)\([^\n]*,\s*True\s*\)")
+_POSITIONAL_TRUE_STR = re.compile(r"\.(?:to|cuda|copy_)\(.*,\s*True\s*\)")
 _DEVICE_KW = re.compile(r"\bdevice\s*=")
 _DEF = re.compile(r"([ \t]*)(?:async[ \t]+)?def[ \t]")
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
@@ -65,6 +65,9 @@ def _is_blank_or_comment(line: str) -> bool:
 
 
 def _is_hit(line: str, device_rule: bool) -> bool:
+    stripped = line.lstrip()
+    if stripped.startswith("#") or _DEF.match(line):
+        return False  # a comment, or a `def` whose name or defaults mention it: no copy here
     if "non_blocking" in line:
         return True
     if "True" in line and _POSITIONAL_TRUE_STR.search(line):
@@ -88,16 +91,27 @@ def _enclosing_def(lines: list[str], hit: int) -> int | None:
             found, bound = i, indent
             if indent == 0:
                 break
-        elif indent == 0:
+        elif indent == 0 and not line.startswith((")", "]", "}")):
             break  # a module-level statement (class, if, ...) closes the search
     return found
+
+
+def _header_end(lines: list[str], start: int) -> int:
+    """Last line of a ``def`` header whose parameters may span several lines."""
+    depth = 0
+    for j in range(start, len(lines)):
+        code = lines[j].split("#", 1)[0]
+        depth += code.count("(") + code.count("[") - code.count(")") - code.count("]")
+        if depth <= 0 and code.rstrip().endswith(":"):
+            return j
+    return start
 
 
 def _segment_for(lines: list[str], start: int) -> Segment | None:
     indent_str = lines[start][: _indent_of(lines[start])]
     width = len(indent_str)
     end = len(lines)
-    for j in range(start + 1, len(lines)):
+    for j in range(_header_end(lines, start) + 1, len(lines)):
         line = lines[j]
         if _is_blank_or_comment(line):
             continue
@@ -110,13 +124,35 @@ def _segment_for(lines: list[str], start: int) -> Segment | None:
     return Segment(start, end, indent_str)
 
 
-def candidate_segments(text: str, device_rule: bool) -> list[Segment]:
+_HIT = re.compile(r"non_blocking|\.(?:to|cuda|copy_)\([^\n]*,[ \t]*True[ \t]*\)")
+_HIT_WITH_DEVICE = re.compile(r"non_blocking|\.(?:to|cuda|copy_)\([^\n]*,[ \t]*True[ \t]*\)|\bdevice[ \t]*=")
+
+
+def _hit_lines(text: str, lines: list[str], device_rule: bool) -> list[int]:
+    """0-based indices of trigger lines, found by one regex pass over the whole text."""
+    starts = []
+    offset = 0
+    for line in lines:
+        starts.append(offset)
+        offset += len(line)
+    import bisect
+
+    found: list[int] = []
+    pattern = _HIT_WITH_DEVICE if device_rule else _HIT
+    for match in pattern.finditer(text):
+        index = bisect.bisect_right(starts, match.start()) - 1
+        if (not found or found[-1] != index) and _is_hit(lines[index], device_rule):
+            found.append(index)
+    return found
+
+
+def candidate_segments(text: str, device_rule: bool, lines: list[str] | None = None) -> list[Segment]:
     """The outermost functions that contain a trigger line; [WHOLE_FILE] for module-level hits."""
-    lines = split_lines(text)
+    lines = split_lines(text) if lines is None else lines
     segments: dict[int, Segment] = {}
     covered_until = -1
-    for index, line in enumerate(lines):
-        if index < covered_until or not _is_hit(line, device_rule):
+    for index in _hit_lines(text, lines, device_rule):
+        if index < covered_until:
             continue
         start = _enclosing_def(lines, index)
         if start is None:

@@ -113,7 +113,7 @@ def analyze_text(
     result = FileAnalysis(facts=helper_facts(text, names, newline) if torch_api.PIN_HELPER_NAME in text else HelperFacts(newline=newline, module_level_bindings=frozenset(names.module_level_bindings), last_top_level_import_line=names.last_top_level_import_line))
     if not names.imports_torch:
         return result  # a file that never imports torch builds no torch tensors
-    segments = candidate_segments(text, device_rule)
+    segments = candidate_segments(text, device_rule, lines)
     if not segments:
         return result
     # Imported here so that runs where triage finds nothing never pay libcst's import.

@@ -8,7 +8,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 from ..diagnostics import Edit, Location
 from ..triage import Segment
 from .analyzer import HELPER_CALL, Finding, FixPlan
-from .flow import DeviceConstruction, FunctionFlow, SinkHit, dotted
+from .flow import DeviceConstruction, FunctionFlow, SinkHit, dotted, iter_statements
 from .names import FileNames
 
 PIN002_REMEDY = (
@@ -29,14 +29,6 @@ def parse(source: str, report_errors: bool = False) -> cst.Module | tuple[int, i
         if report_errors:
             return (1, 1, f"too deeply nested to parse ({type(exc).__name__})")
         return None
-
-
-class _Scopes(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.functions: list[cst.FunctionDef] = []
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.functions.append(node)
 
 
 class _Positions:
@@ -75,10 +67,9 @@ class _Positions:
 def findings_for_module(
     module: cst.Module, segment: Segment, names: FileNames, lines: list[str], device_rule: bool
 ) -> list[Finding]:
-    scopes = _Scopes()
-    module.visit(scopes)
+    functions = [s for s in iter_statements(list(module.body), into_functions=True) if isinstance(s, cst.FunctionDef)]
     flows = []
-    for scope in [module, *scopes.functions]:
+    for scope in [module, *functions]:
         flow = FunctionFlow(names, scope, device_rule)
         flow.run()
         if flow.hits or flow.constructions:

@@ -140,10 +140,9 @@ class FunctionFlow:
         torch_functions = dict(self.names.torch_functions)
         if isinstance(self.scope, cst.FunctionDef):
             collector = _BoundNames()
-            self.scope.params.visit(collector)
+            collector.params(self.scope.params)
             self.params = set(collector.names)
-            for statement in self.scope.body.body if isinstance(self.scope.body, cst.IndentedBlock) else []:
-                statement.visit(collector)
+            collector.statements(statements_in(self.scope.body))
             # A parameter or local that reuses a torch name shadows it for the whole function
             # (Python scoping: a name assigned anywhere in a function is local everywhere in it).
             for name in collector.names - collector.torch_imports - collector.torch_function_imports.keys():
@@ -754,7 +753,52 @@ def _flatten_targets(node: cst.BaseExpression) -> list[cst.BaseExpression]:
     return [node]
 
 
-class _BoundNames(cst.CSTVisitor):
+def _suites(statement: cst.CSTNode) -> list[cst.BaseSuite]:
+    """The blocks of statements directly inside a compound statement (not an elif's)."""
+    out: list[cst.BaseSuite] = []
+    body = getattr(statement, "body", None)
+    if isinstance(body, cst.BaseSuite):
+        out.append(body)
+    orelse = getattr(statement, "orelse", None)
+    if isinstance(orelse, cst.Else):
+        out.append(orelse.body)
+    finalbody = getattr(statement, "finalbody", None)
+    if isinstance(finalbody, cst.Finally):
+        out.append(finalbody.body)
+    for handler in getattr(statement, "handlers", ()):
+        out.append(handler.body)
+    for case in getattr(statement, "cases", ()):
+        out.append(case.body)
+    return out
+
+
+def statements_in(suite: cst.BaseSuite) -> list[cst.CSTNode]:
+    if isinstance(suite, cst.IndentedBlock):
+        return list(suite.body)
+    if isinstance(suite, cst.SimpleStatementSuite):
+        return [suite]
+    return []
+
+
+def iter_statements(statements: list[cst.CSTNode], into_functions: bool = False):  # type: ignore[no-untyped-def]
+    """Every statement below ``statements`` (walking blocks of compound statements, an
+    ``elif`` chain included), without descending into nested functions and classes unless
+    asked. Manual recursion: libcst's visitor machinery costs ~10x the parse."""
+    stack = list(reversed(statements))
+    while stack:
+        statement = stack.pop()
+        yield statement
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) and not into_functions:
+            continue
+        children: list[cst.CSTNode] = []
+        if isinstance(statement, cst.If) and isinstance(statement.orelse, cst.If):
+            children.append(statement.orelse)
+        for suite in _suites(statement):
+            children.extend(statements_in(suite))
+        stack.extend(reversed(children))
+
+
+class _BoundNames:
     """Every name a function binds (parameters, assignments, loops, imports, nested defs)."""
 
     def __init__(self) -> None:
@@ -762,55 +806,53 @@ class _BoundNames(cst.CSTVisitor):
         self.torch_imports: set[str] = set()
         self.torch_function_imports: dict[str, str] = {}
 
-    def visit_Param(self, node: cst.Param) -> None:
-        self.names.add(node.name.value)
+    def params(self, params: cst.Parameters) -> None:
+        for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
+            self.names.add(param.name.value)
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                self.names.add(star.name.value)
 
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._targets(node.target)
+    def statements(self, statements: list[cst.CSTNode]) -> None:
+        for statement in iter_statements(statements):
+            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                self.names.add(statement.name.value)
+            elif isinstance(statement, cst.For):
+                self._targets(statement.target)
+            elif isinstance(statement, cst.With):
+                for item in statement.items:
+                    if item.asname is not None:
+                        self._targets(item.asname.name)
+            elif isinstance(statement, (cst.Try, cst.TryStar)):
+                for handler in statement.handlers:
+                    if handler.name is not None and isinstance(handler.name.name, cst.Name):
+                        self.names.add(handler.name.name.value)
+            smalls = statement.body if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ()
+            for small in smalls:
+                self._small(small)
 
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._targets(node.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._targets(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._targets(node.target)
-
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None:
-            self._targets(node.asname.name)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._targets(node.target)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        self.names.add(node.name.value)
-        return False  # its own parameters and locals are not ours
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        self.names.add(node.name.value)
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_Import(self, node: cst.Import) -> None:
-        for alias in node.names:
-            name = alias.evaluated_alias or alias.evaluated_name.split(".", 1)[0]
-            self.names.add(name)
-            if alias.evaluated_name == "torch" or (alias.asname is None and alias.evaluated_name.startswith("torch.")):
-                self.torch_imports.add(name)
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if isinstance(node.names, cst.ImportStar):
-            return
-        module = cst.helpers.get_full_name_for_node(node.module) if node.module else None
-        for alias in node.names:
-            local = alias.evaluated_alias or alias.evaluated_name
-            self.names.add(local)
-            if module == "torch" and not node.relative:
-                self.torch_function_imports[local] = alias.evaluated_name
+    def _small(self, small: cst.BaseSmallStatement) -> None:
+        if isinstance(small, cst.Assign):
+            for target in small.targets:
+                self._targets(target.target)
+        elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+            self._targets(small.target)
+        elif isinstance(small, cst.Import):
+            for alias in small.names:
+                name = alias.evaluated_alias or alias.evaluated_name.split(".", 1)[0]
+                self.names.add(name)
+                if alias.evaluated_name == "torch" or (alias.asname is None and alias.evaluated_name.startswith("torch.")):
+                    self.torch_imports.add(name)
+        elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+            module = cst.helpers.get_full_name_for_node(small.module) if small.module else None
+            for alias in small.names:
+                local = alias.evaluated_alias or alias.evaluated_name
+                self.names.add(local)
+                if module == "torch" and not small.relative:
+                    self.torch_function_imports[local] = alias.evaluated_name
+        elif isinstance(small, (cst.Global, cst.Nonlocal)):
+            for item in small.names:
+                self.names.add(item.name.value)
 
     def _targets(self, node: cst.BaseExpression) -> None:
         for element in _flatten_targets(node):

@@ -12,10 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from .. import torch_api
-from ..triage import split_lines
 
-_IMPORT_START = re.compile(r"([ \t]*)(?:from[ \t]+[\w.]+[ \t]+import\b|import[ \t])")
-_MODULE_BINDING = re.compile(r"(?:(?:async[ \t]+)?def|class)[ \t]+(\w+)|(\w+)[ \t]*(?::[^=\n]*)?=(?!=)")
 _HELPER_ATTR_CALL = re.compile(r"([A-Za-z_][\w.]*)\.is_pin_memory_available\s*\(")
 
 
@@ -48,57 +45,49 @@ class FileNames:
         return bool(self.torch_modules or self.torch_functions)
 
 
-def _statement_lines(lines: list[str], start: int) -> int:
-    """Index of the last line of the import statement starting at ``start``."""
-    depth = 0
-    i = start
-    while i < len(lines):
-        line = lines[i].split("#", 1)[0]
-        depth += line.count("(") - line.count(")")
-        if depth <= 0 and not line.rstrip().endswith("\\"):
-            return i
-        i += 1
-    return len(lines) - 1
+_IMPORT_LINE = re.compile(r"^([ \t]*)(?:from[ \t]+[\w.]+[ \t]+import\b|import[ \t])", re.M)
+_TOP_LEVEL_BINDING = re.compile(r"^(?:(?:async[ \t]+)?def|class)[ \t]+(\w+)|^([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
 
 
 def scan_names(text: str, lines: list[str] | None = None) -> FileNames:
-    lines = split_lines(text) if lines is None else lines
+    """Imports and module-level bindings, found with whole-text regexes (fast on big files)."""
     names = FileNames()
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        match = _IMPORT_START.match(line)
-        if not match:
-            if line[:1].isalpha() or line[:1] == "_":
-                binding = _MODULE_BINDING.match(line)
-                if binding and not line.startswith(("import", "from")):
-                    names.module_level_bindings.add(binding.group(1) or binding.group(2))
-            i += 1
-            continue
-        end = _statement_lines(lines, i)
-        snippet = "".join(lines[i : end + 1]).strip()
+    for match in _IMPORT_LINE.finditer(text):
+        start = match.start()
+        # The statement runs to the end of the line, or further while a bracket is open or
+        # the line ends with a backslash.
+        end = text.find("\n", start)
+        end = len(text) if end == -1 else end
+        snippet = text[start:end]
+        while (snippet.count("(") > snippet.count(")") or snippet.rstrip().endswith("\\")) and end < len(text):
+            nxt = text.find("\n", end + 1)
+            end = len(text) if nxt == -1 else nxt
+            snippet = text[start:end]
         try:
-            tree = ast.parse(snippet)
+            tree = ast.parse(snippet.strip())
         except SyntaxError:
-            # Not a real import (e.g. inside a string): ignore the line, keep scanning.
-            i += 1
-            continue
+            continue  # not a real import (e.g. text inside a string)
         for node in tree.body:
             _record_import(node, names)
         if not match.group(1):
-            names.last_top_level_import_line = end
-        i = end + 1
+            # 0-based index of the statement's last line: the newlines before its end.
+            names.last_top_level_import_line = text.count("\n", 0, end)
+    for match in _TOP_LEVEL_BINDING.finditer(text):
+        name = match.group(1) or match.group(2)
+        if name not in ("import", "from"):
+            names.module_level_bindings.add(name)
     for name in list(names.torch_functions):
         if name in names.module_level_bindings:
             del names.torch_functions[name]  # `def tensor(...)` after the import: not torch's
-    for match in _HELPER_ATTR_CALL.finditer(text):
-        root = match.group(1).split(".", 1)[0]
-        if root in names.modules:
-            names.helper_attribute_calls.append(match.group(1))
-    if torch_api.PIN_HELPER_NAME in names.module_level_bindings and re.search(
-        rf"^(?:async[ \t]+)?def[ \t]+{torch_api.PIN_HELPER_NAME}\b", text, re.M
-    ):
-        names.helper_bindings.setdefault(torch_api.PIN_HELPER_NAME, "")
+    if "is_pin_memory_available" in text:
+        for match in _HELPER_ATTR_CALL.finditer(text):
+            root = match.group(1).split(".", 1)[0]
+            if root in names.modules:
+                names.helper_attribute_calls.append(match.group(1))
+        if torch_api.PIN_HELPER_NAME in names.module_level_bindings and re.search(
+            rf"^(?:async[ \t]+)?def[ \t]+{torch_api.PIN_HELPER_NAME}\b", text, re.M
+        ):
+            names.helper_bindings.setdefault(torch_api.PIN_HELPER_NAME, "")
     names.sets_default_device = "set_default_device" in text
     return names
 
