@@ -13,6 +13,7 @@ trace exit status (the program's own status is never lost):
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import runpy
 import subprocess
@@ -94,6 +95,13 @@ def run_program(program: Program, strict: bool, simulate: str | None) -> tuple[R
     w = watch(strict=strict, simulate=simulate)  # type: ignore[arg-type]
     status = 0
     with _program_environment(program):
+        if program.kind == "module":
+            try:
+                found = importlib.util.find_spec(program.target) is not None
+            except (ImportError, ValueError):
+                found = False
+            if not found:
+                raise click.UsageError(f"no module named {program.target}")
         try:
             with w:
                 _run(program)
@@ -101,11 +109,6 @@ def run_program(program: Program, strict: bool, simulate: str | None) -> tuple[R
             status = _exit_status(exc.code)
         except PageableNonBlockingCopy:
             status = 1  # strict mode stopped the program; the report says where
-        except ImportError as exc:
-            if program.kind == "module" and getattr(exc, "name", None) == program.target:
-                raise click.UsageError(f"no module named {program.target}") from exc
-            traceback.print_exc()
-            status = 1
         except BaseException:  # noqa: BLE001 - the program's own failure, reported like python does
             traceback.print_exc()
             status = 1

@@ -25,6 +25,7 @@ import argparse
 import importlib
 import json
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -33,6 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_SKIPPED = 0, 1, 2, 3
+_RUN_SPEC_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 SLEEP_MS = 50.0
 MiB = 1 << 20
 #: A non_blocking copy that holds the host longer than this share of the queued kernel blocked.
@@ -239,6 +241,9 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:
         return EXIT_USAGE if exc.code else EXIT_OK
     result: dict[str, Any] = {"pinlint_probe": 1}
+    if args.run and not _RUN_SPEC_RE.match(args.run):
+        print(f"pinlint probe: --run expects 'pkg.module:function', got {args.run!r}", file=sys.stderr)
+        return EXIT_USAGE
 
     def finish(code: int) -> int:
         result["exit_status"] = code
