@@ -58,6 +58,7 @@ class Site:
 
 def _char_column(filename: str, row: int, byte_col: int) -> int:
     """co_positions columns are UTF-8 byte offsets; reports count characters, from 1."""
+    linecache.checkcache(filename)  # the file may have been rewritten (e.g. by --fix) since cached
     line = linecache.getline(filename, row)
     if not line:
         return byte_col + 1
