@@ -38,6 +38,13 @@ def run_check_command(**kw: object) -> int:
         return EXIT_ERROR
     except KeyboardInterrupt:
         raise
+    except BrokenPipeError:
+        # The reader went away (`pinlint ... | head`): stop quietly, as other CLIs do.
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_FINDINGS
     except Exception as exc:  # an internal error: say so plainly, exit 2, keep the traceback on request
         import os
         import traceback
@@ -109,8 +116,9 @@ def _run(
             return EXIT_ERROR
         filename = Path(stdin_filename or "-").absolute()
         run = check_stdin(decoded_text, filename, config, options)
+        sources = {str(filename): decoded_text}
         return _report(run, fmt, root, options, fix, diff, fix_only, show_fixes, statistics, exit_zero,
-                       exit_non_zero_on_fix, output_file, quiet, silent, timings, started, stdin=True)
+                       exit_non_zero_on_fix, output_file, quiet, silent, timings, started, stdin=True, sources=sources)
     if "-" in paths_list:
         _error("`-` (stdin) cannot be combined with other paths")
         return EXIT_ERROR
@@ -228,6 +236,7 @@ def _report(
     started: float,
     *,
     stdin: bool,
+    sources: dict[str, str] | None = None,
 ) -> int:
     human = fmt in ("full", "concise")
     out_stream = sys.stdout
@@ -260,7 +269,6 @@ def _report(
     elif fix_only:
         text = ""
     else:
-        sources = None
         text = _render(fmt, run.diagnostics, root, options.selected, options.unsafe_fixes, color, sources)
     if not silent:
         if output_file:

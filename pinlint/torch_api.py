@@ -16,6 +16,9 @@ PINNABLE_FACTORIES: frozenset[str] = frozenset(
     }
 )
 
+#: Factories whose first positional argument is the size (a literal 0 means an empty tensor).
+SIZED_FACTORIES: frozenset[str] = frozenset({"zeros", "ones", "empty", "full", "rand", "randn"})
+
 #: ``torch.<name>_like(x, ...)`` factories: accept ``pin_memory=`` but allocate on ``x``'s device.
 PINNABLE_LIKE_FACTORIES: frozenset[str] = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like"})
 

@@ -232,6 +232,11 @@ class FunctionFlow:
         if isinstance(statement, cst.If):
             self._statement = statement.test
             self.ev(statement.test, env)
+            guarded = _device_tested(statement.test)
+            if guarded:
+                # `if x.is_cpu: ... else: x.to(dev, non_blocking=True)`: the branches depend on
+                # where x lives at run time, which we cannot decide. Forget what we knew.
+                env = {k: (UNKNOWN if k in guarded else v) for k, v in env.items()}
             taken = self._suite(statement.body, dict(env))
             if statement.orelse is None:
                 other = env
@@ -543,6 +548,8 @@ class FunctionFlow:
                 return pageable(call, pinnable=False, what=what)
             return self._allocated_value(call, "torch.tensor(...)", data=first)
         if name in torch_api.PINNABLE_FACTORIES:
+            if name in torch_api.SIZED_FACTORIES and _is_zero_size(call):
+                return UNKNOWN  # an empty tensor copies no bytes: nothing to pin
             return self._allocated_value(call, f"torch.{name}(...)")
         if name in torch_api.PINNABLE_LIKE_FACTORIES:
             device, _ = self._device_kw(call)
@@ -727,6 +734,34 @@ def _strip_views(node: cst.BaseExpression) -> cst.BaseExpression:
             node = node.func.value
         else:
             return node
+
+
+_DEVICE_ATTRIBUTES = frozenset({"is_cpu", "is_cuda", "device", "is_pinned", "is_meta"})
+
+
+def _device_tested(test: cst.BaseExpression) -> set[str]:
+    """Names/attribute chains whose device or pinnedness an ``if`` test inspects."""
+    found: set[str] = set()
+    stack: list[cst.CSTNode] = [test]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Attribute) and node.attr.value in _DEVICE_ATTRIBUTES:
+            key = dotted(node.value)
+            if key:
+                found.add(key)
+        stack.extend(node.children)
+    return found
+
+
+def _is_zero_size(call: cst.Call) -> bool:
+    """``torch.zeros(0, ...)``, ``torch.empty((0,))``: a literal size of zero elements."""
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    if not positional:
+        return False
+    first = positional[0]
+    if isinstance(first, (cst.Tuple, cst.List)):
+        return any(isinstance(e.value, cst.Integer) and e.value.value == "0" for e in first.elements)
+    return isinstance(first, cst.Integer) and first.value == "0"
 
 
 def _merge(a: Env, b: Env) -> Env:
