@@ -87,7 +87,9 @@ class Materializer:
             if choice.takes_device is False:
                 call = f"{choice.call_name}()"
             else:
-                call = f"{choice.call_name}({plan.device_text if plan.device_text is not None else repr('cuda')})"
+                # `.cuda()` without a device copies to the current CUDA device.
+                device_arg = plan.device_text if plan.device_text is not None else '"cuda"'
+                call = f"{choice.call_name}({device_arg})"
             edits = [Edit(e.content.replace(HELPER_CALL, call), e.location, e.end_location) for e in plan.edits]
             if choice.import_line is not None and analysis.facts.last_top_level_import_line is not None:
                 row = analysis.facts.last_top_level_import_line + 2
@@ -206,23 +208,22 @@ def fix_text(
         chosen, edits, dropped = select_fixes(current_text, current, options.unsafe_fixes)
         if not chosen:
             break
-        candidate = apply_edits(current_text, edits)
-        problem = parses(candidate)
-        after: list[Diagnostic] = []
-        if problem is None:
-            analysis = analyze_text(
-                candidate,
-                device_rule=settings.device_rule,
-                newline=source.detect_newline(candidate),
-                pinned_functions=settings.pinned_functions,
-                host_functions=settings.host_functions,
-            )
-            if analysis.syntax_error is not None:
-                problem = f"the fixed file does not parse: {analysis.syntax_error[2]}"
-            else:
-                after = materializer.diagnostics(path, analysis)
-                if len(after) > len(current) - len(chosen):
-                    problem = "the fixed file still (or newly) has findings the fixes should have removed"
+        candidate, after, problem = _try_fixes(current_text, edits, len(current) - len(chosen), path, settings, materializer)
+        if problem is not None and len(chosen) > 1:
+            # Find the culprits: keep the fixes that verify on their own, drop the others.
+            good = []
+            for diagnostic in chosen:
+                assert diagnostic.fix is not None
+                _, _, alone = _try_fixes(current_text, list(diagnostic.fix.edits), len(current) - 1, path, settings, materializer)
+                if alone is None:
+                    good.append(diagnostic)
+                else:
+                    run.dropped.append((diagnostic, f"fix dropped, {alone}"))
+            chosen = good
+            edits = [e for d in good for e in d.fix.edits]  # type: ignore[union-attr]
+            if not chosen:
+                break
+            candidate, after, problem = _try_fixes(current_text, edits, len(current) - len(chosen), path, settings, materializer)
         if problem is not None:
             for diagnostic in chosen:
                 run.dropped.append((diagnostic, f"fix dropped, {problem}"))
@@ -232,6 +233,34 @@ def fix_text(
         if dropped and not any(d.fix for d in after):
             break
     return current_text, current, applied_all
+
+
+def _try_fixes(
+    text: str,
+    edits: list[Edit],
+    allowed: int,
+    path: Path,
+    settings: engine.AnalysisSettings,
+    materializer: Materializer,
+) -> tuple[str, list[Diagnostic], str | None]:
+    """Apply edits in memory, re-parse and re-lint: (new text, its diagnostics, problem or None)."""
+    candidate = apply_edits(text, edits)
+    problem = parses(candidate)
+    if problem is not None:
+        return candidate, [], f"the fixed file would not parse ({problem})"
+    analysis = analyze_text(
+        candidate,
+        device_rule=settings.device_rule,
+        newline=source.detect_newline(candidate),
+        pinned_functions=settings.pinned_functions,
+        host_functions=settings.host_functions,
+    )
+    if analysis.syntax_error is not None:
+        return candidate, [], f"the fixed file would not parse ({analysis.syntax_error[2]})"
+    after = materializer.diagnostics(path, analysis)
+    if len(after) > allowed:
+        return candidate, after, "the fixed file still (or newly) has findings the fix should have removed"
+    return candidate, after, None
 
 
 def check_stdin(text: str, filename: Path, config: Config, options: CheckOptions) -> CheckRun:

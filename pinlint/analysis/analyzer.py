@@ -56,8 +56,8 @@ class HelperFacts:
 
     #: Local name -> module for each import of the helper in this file ("" = defined here).
     bindings: tuple[tuple[str, str], ...] = ()
-    #: ``mod.is_pin_memory_available`` spellings used with an imported module.
-    attribute_calls: tuple[str, ...] = ()
+    #: ``(mod, module)`` for ``mod.is_pin_memory_available(...)`` calls on an imported module.
+    attribute_calls: tuple[tuple[str, str], ...] = ()
     #: The file defines the helper at module level; whether it takes a device argument.
     defines_helper: bool = False
     definition_takes_device: bool | None = None

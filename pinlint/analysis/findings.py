@@ -251,12 +251,16 @@ def _pin_memory_edits(call: cst.Call, module: cst.Module, positions: _Positions)
     if not call.args:
         return None
     last = call.args[-1]
-    value_end = positions.end(last.value)
+    value_end = _past_parens(positions, last.value, positions.end(last.value), len(last.value.rpar))
+    if value_end is None:
+        return None
     value_start = positions.start(last.value)
     if last.keyword is not None:
         value_start = positions.start(last.keyword)
     elif last.star:
         value_start = positions.start(last)
+    elif last.value.lpar:
+        value_start = Location(value_start.row, max(1, value_start.column - len(last.value.lpar)))
     line = positions.lines[value_end.row - 1]
     after = line[value_end.column - 1 :]
     start_line = positions.lines[value_start.row - 1]
@@ -272,6 +276,21 @@ def _pin_memory_edits(call: cst.Call, module: cst.Module, positions: _Positions)
         newline = _line_ending(line)
         return (Edit(f"{indent}pin_memory={HELPER_CALL},{newline}", Location(value_end.row + 1, 1), Location(value_end.row + 1, 1)),)
     return (Edit(f", pin_memory={HELPER_CALL}", value_end, value_end),)
+
+
+def _past_parens(positions: _Positions, node: cst.CSTNode, end: Location, count: int) -> Location | None:
+    """Positions exclude a node's own parentheses: step past ``count`` closing ones."""
+    if not count:
+        return end
+    line = positions.lines[end.row - 1]
+    column = end.column - 1
+    for _ in range(count):
+        while column < len(line) and line[column] in " \t":
+            column += 1
+        if column >= len(line) or line[column] != ")":
+            return None  # the closing parenthesis is on another line: decline rather than guess
+        column += 1
+    return Location(end.row, column + 1)
 
 
 def _line_ending(line: str) -> str:

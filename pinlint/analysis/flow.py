@@ -426,6 +426,11 @@ class FunctionFlow:
             if kinds(left) <= {"pydata"} and kinds(right) <= {"pydata"}:
                 return PYDATA  # e.g. `[0] + lens`, `n * 2`
             return combine([left, right], node, "an arithmetic result")
+        if isinstance(node, cst.Comparison):
+            values = [self.ev(node.left, env)] + [self.ev(c.comparator, env) for c in node.comparisons]
+            if all(kinds(v) <= {"pydata"} for v in values):
+                return PYDATA
+            return combine(values, node, "a comparison result")
         if isinstance(node, cst.UnaryOperation):
             operand = self.ev(node.expression, env)
             if kinds(operand) <= {"pydata"}:
@@ -460,8 +465,10 @@ class FunctionFlow:
             inner = element.slice
             if isinstance(inner, cst.Index):
                 index_value = self._cached.get(id(inner.value), UNKNOWN)
-                if is_tensor(index_value) or isinstance(inner.value, (cst.List, cst.Tuple)):
-                    basic = False  # advanced indexing copies into a new (pageable) tensor
+                if is_tensor(index_value) or isinstance(
+                    inner.value, (cst.List, cst.Tuple, cst.Comparison, cst.BooleanOperation, cst.Call)
+                ):
+                    basic = False  # advanced (mask or index-list) indexing copies into a new tensor
         if kinds(base) <= {"pydata"}:
             return UNKNOWN  # an element of Python data may be anything (even an ndarray)
         if basic:
@@ -516,10 +523,13 @@ class FunctionFlow:
             return UNKNOWN  # `**kwargs` may carry device= or pin_memory=
         pinned = self._pinned_kw(call)
         device, _ = self._device_kw(call)
-        if device == "accelerator":
+        if device in ("accelerator", "unknown"):
+            # A run-time device (`device=dev`) may well be the host, but host-ness then rests on a
+            # run-time condition: treated like a device value, so that a sibling path that is
+            # host-pageable is not flagged on its own (precision first).
             return DEVICE
-        if device in ("unknown", "other"):
-            return UNKNOWN  # the device is decided at run time: host-ness unknown
+        if device == "other":
+            return UNKNOWN  # e.g. "meta": no memory at all
         if pinned:
             return PINNED
         if device == "default" and self._default_device_unknown:
@@ -540,7 +550,7 @@ class FunctionFlow:
             if is_tensor(first) or kinds(first) == {"numpy"}:
                 device, _ = self._device_kw(call)
                 if device != "default" and device != "host":
-                    return DEVICE if device == "accelerator" else UNKNOWN
+                    return UNKNOWN if device == "other" else DEVICE  # a run-time device: see _allocated_value
                 if self._default_device_unknown and device == "default":
                     return UNKNOWN
                 what = "torch.tensor(<numpy array>)" if kinds(first) == {"numpy"} else "torch.tensor(<tensor>)"
@@ -561,9 +571,9 @@ class FunctionFlow:
         if name in torch_api.UNPINNABLE_DATA_FACTORIES:
             self._check_device_construction(call, name, first)
             device, _ = self._device_kw(call)
-            if device == "accelerator":
-                return DEVICE
-            if device in ("unknown", "other"):
+            if device in ("accelerator", "unknown"):
+                return DEVICE  # a run-time device: see _allocated_value
+            if device == "other":
                 return UNKNOWN
             if self._default_device_unknown and device == "default":
                 return UNKNOWN
@@ -686,7 +696,9 @@ class FunctionFlow:
                 return receiver  # already on the host: .to("cpu") returns self
             if non_blocking:
                 return UNKNOWN  # a non_blocking D2H copy lands in pinned memory
-            return pageable(call, pinnable=False, what='.to("cpu")') if receiver and "unknown" not in kinds(receiver) else UNKNOWN
+            if not receiver or kinds(receiver) <= {"pydata", "numpy"}:
+                return UNKNOWN
+            return pageable(call, pinnable=False, what='.to("cpu")')  # a D2H copy lands in pageable memory
         if target == "other":
             return UNKNOWN
         if non_blocking:

@@ -28,8 +28,9 @@ class FileNames:
     modules: dict[str, str] = field(default_factory=dict)
     #: Local name of the pin-memory helper -> module it was imported from ("" when defined here).
     helper_bindings: dict[str, str] = field(default_factory=dict)
-    #: ``mod.is_pin_memory_available(`` spellings seen in the file, with an imported module root.
-    helper_attribute_calls: list[str] = field(default_factory=list)
+    #: ``mod.is_pin_memory_available(`` spellings seen in the file: (``mod`` as written, the
+    #: module it names).
+    helper_attribute_calls: list[tuple[str, str]] = field(default_factory=list)
     #: Names bound at module level by something other than an import (def, class, assignment).
     module_level_bindings: set[str] = field(default_factory=set)
     #: 0-based index of the last line of the last module-level import (where new imports go).
@@ -81,9 +82,11 @@ def scan_names(text: str, lines: list[str] | None = None) -> FileNames:
             del names.torch_functions[name]  # `def tensor(...)` after the import: not torch's
     if "is_pin_memory_available" in text:
         for match in _HELPER_ATTR_CALL.finditer(text):
-            root = match.group(1).split(".", 1)[0]
+            prefix = match.group(1)
+            root, _, rest = prefix.partition(".")
             if root in names.modules:
-                names.helper_attribute_calls.append(match.group(1))
+                module = names.modules[root] + (f".{rest}" if rest else "")
+                names.helper_attribute_calls.append((prefix, module))
         if torch_api.PIN_HELPER_NAME in names.module_level_bindings and re.search(
             rf"^(?:async[ \t]+)?def[ \t]+{torch_api.PIN_HELPER_NAME}\b", text, re.M
         ):
@@ -105,6 +108,8 @@ def _record_import(node: ast.stmt, names: FileNames) -> None:
     elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
         for alias in node.names:
             local = alias.asname or alias.name
+            # `from vllm import utils` may bind a module: `utils.is_pin_memory_available()`.
+            names.modules.setdefault(local, f"{node.module}.{alias.name}")
             if node.module == "torch":
                 names.torch_functions[local] = alias.name
             elif node.module in torch_api.NUMPY_MODULES:

@@ -120,8 +120,8 @@ def resolve(facts: HelperFacts, project: ProjectHelpers, path: Path | None) -> H
             return HelperChoice(local, None, facts.definition_takes_device, "defined in this file")
     for local, module in facts.bindings:
         return HelperChoice(local, None, project.arity(module), f"imported in this file from {module}")
-    for dotted_call in facts.attribute_calls:
-        return HelperChoice(f"{dotted_call}", None, project.arity(dotted_call.rsplit(".", 1)[0]), "used in this file")
+    for prefix, module in facts.attribute_calls:
+        return HelperChoice(f"{prefix}.{name}", None, project.arity(module), f"used in this file from {module}")
 
     candidates: list[tuple[str, str, str, bool | None]] = []  # (module, function name, source, arity)
     if project.import_counts:
