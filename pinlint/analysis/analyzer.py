@@ -119,16 +119,21 @@ def analyze_text(
     # Imported here so that runs where triage finds nothing never pay libcst's import.
     from .findings import findings_for_module, parse
 
+    source_token = _source_token_pattern(names, device_rule)
     parsed: list[tuple[object, Segment]] = []
-    for segment in segments:
+    whole_file = segments == [WHOLE_FILE]
+    for segment in [] if whole_file else segments:
         source = segment_text(lines, segment)
+        if source is not None and not source_token.search(source):
+            continue  # nothing in this function can make a host tensor: no finding possible
         module = parse(source) if source is not None else None
         if module is None:
+            # A cut that does not parse (see triage): fall back to the whole file.
+            whole_file = True
             parsed = []
-            segments = [WHOLE_FILE]
             break
         parsed.append((module, segment))
-    if not parsed:
+    if whole_file:
         module_or_error = parse("".join(lines), report_errors=True)
         if isinstance(module_or_error, tuple):
             result.syntax_error = module_or_error
@@ -142,6 +147,35 @@ def analyze_text(
         if codes:
             result.findings[i] = _with_noqa(finding, codes)
     return result
+
+
+#: Every way a host tensor can be born (design §1): a function without one of these tokens
+#: cannot hold a finding, so it is not parsed.
+_SOURCE_NAMES = sorted(
+    torch_api.PINNABLE_FACTORIES
+    | torch_api.PINNABLE_LIKE_FACTORIES
+    | torch_api.PINNABLE_NEW_METHODS
+    | torch_api.UNPINNABLE_DATA_FACTORIES
+    | torch_api.MEMORY_SHARING_FACTORIES
+    | torch_api.TO_HOST_METHODS
+)
+
+
+class _SourceTokens:
+    """``name(`` substrings (fast ``in`` tests, no regex): a function without any of them holds no
+    host-tensor construction. ``torch.zeros (3)``, with a space, is not seen: a style no formatter
+    produces."""
+
+    def __init__(self, names: FileNames) -> None:
+        extra = [n.rsplit(".", 1)[-1] for n in (*names.torch_functions, *names.host_functions)]
+        self.needles = [f"{name}(" for name in (*_SOURCE_NAMES, *extra)] + ['"cpu', "'cpu"]
+
+    def search(self, text: str) -> bool:
+        return any(needle in text for needle in self.needles)
+
+
+def _source_token_pattern(names: FileNames, device_rule: bool) -> _SourceTokens:
+    return _SourceTokens(names)
 
 
 def _with_noqa(finding: Finding, codes: frozenset[str]) -> Finding:

@@ -451,11 +451,48 @@ class FunctionFlow:
         return UNKNOWN
 
     def _visit_children(self, node: cst.CSTNode, env: Env) -> None:
-        for child in node.children:
-            if isinstance(child, cst.BaseExpression):
-                self.ev(child, env)
-            else:
-                self._visit_children(child, env)
+        """Evaluate the expressions inside ``node`` (for the copies they may hold)."""
+        # Common shapes first: libcst's generic `children` is slow on big functions.
+        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+            for element in node.elements:
+                self.ev(element.value, env)
+        elif isinstance(node, cst.Dict):
+            for element in node.elements:
+                if isinstance(element, cst.DictElement):
+                    self.ev(element.key, env)
+                self.ev(element.value, env)
+        elif isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+            self.ev(node.elt, env)
+            self._comprehension(node.for_in, env)
+        elif isinstance(node, cst.DictComp):
+            self.ev(node.key, env)
+            self.ev(node.value, env)
+            self._comprehension(node.for_in, env)
+        elif isinstance(node, cst.BooleanOperation):
+            self.ev(node.left, env)
+            self.ev(node.right, env)
+        elif isinstance(node, (cst.Await, cst.StarredElement)):
+            self.ev(node.expression if isinstance(node, cst.Await) else node.value, env)
+        elif isinstance(node, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString, cst.Ellipsis)):
+            return  # strings hold no copies worth following
+        elif isinstance(node, cst.Expr):
+            self.ev(node.value, env)
+        elif isinstance(node, cst.Return):
+            if node.value is not None:
+                self.ev(node.value, env)
+        else:
+            for child in node.children:
+                if isinstance(child, cst.BaseExpression):
+                    self.ev(child, env)
+                else:
+                    self._visit_children(child, env)
+
+    def _comprehension(self, for_in: cst.CompFor, env: Env) -> None:
+        self.ev(for_in.iter, env)
+        for condition in for_in.ifs:
+            self.ev(condition.test, env)
+        if for_in.inner_for_in is not None:
+            self._comprehension(for_in.inner_for_in, env)
 
     def _subscript(self, node: cst.Subscript, env: Env) -> Value:
         base = self.ev(node.value, env)
@@ -754,14 +791,25 @@ _DEVICE_ATTRIBUTES = frozenset({"is_cpu", "is_cuda", "device", "is_pinned", "is_
 def _device_tested(test: cst.BaseExpression) -> set[str]:
     """Names/attribute chains whose device or pinnedness an ``if`` test inspects."""
     found: set[str] = set()
-    stack: list[cst.CSTNode] = [test]
+    stack: list[cst.BaseExpression] = [test]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Attribute) and node.attr.value in _DEVICE_ATTRIBUTES:
-            key = dotted(node.value)
-            if key:
-                found.add(key)
-        stack.extend(node.children)
+        if isinstance(node, cst.Attribute):
+            if node.attr.value in _DEVICE_ATTRIBUTES:
+                key = dotted(node.value)
+                if key:
+                    found.add(key)
+            stack.append(node.value)
+        elif isinstance(node, cst.Call):
+            stack.append(node.func)
+            stack.extend(arg.value for arg in node.args)
+        elif isinstance(node, cst.Comparison):
+            stack.append(node.left)
+            stack.extend(c.comparator for c in node.comparisons)
+        elif isinstance(node, cst.BooleanOperation):
+            stack.extend((node.left, node.right))
+        elif isinstance(node, cst.UnaryOperation):
+            stack.append(node.expression)
     return found
 
 

@@ -53,6 +53,7 @@ _TOP_LEVEL_BINDING = re.compile(r"^(?:(?:async[ \t]+)?def|class)[ \t]+(\w+)|^([A
 def scan_names(text: str, lines: list[str] | None = None) -> FileNames:
     """Imports and module-level bindings, found with whole-text regexes (fast on big files)."""
     names = FileNames()
+    last_top_level_end = -1
     for match in _IMPORT_LINE.finditer(text):
         start = match.start()
         # The statement runs to the end of the line, or further while a bracket is open or
@@ -71,8 +72,10 @@ def scan_names(text: str, lines: list[str] | None = None) -> FileNames:
         for node in tree.body:
             _record_import(node, names)
         if not match.group(1):
-            # 0-based index of the statement's last line: the newlines before its end.
-            names.last_top_level_import_line = text.count("\n", 0, end)
+            last_top_level_end = end
+    if last_top_level_end >= 0:
+        # 0-based index of the last top-level import's last line (where new imports go).
+        names.last_top_level_import_line = text.count("\n", 0, last_top_level_end)
     for match in _TOP_LEVEL_BINDING.finditer(text):
         name = match.group(1) or match.group(2)
         if name not in ("import", "from"):
