@@ -91,8 +91,9 @@ class Materializer:
                 device_arg = plan.device_text if plan.device_text is not None else '"cuda"'
                 call = f"{choice.call_name}({device_arg})"
             edits = [Edit(e.content.replace(HELPER_CALL, call), e.location, e.end_location) for e in plan.edits]
-            if choice.import_line is not None and analysis.facts.last_top_level_import_line is not None:
-                row = analysis.facts.last_top_level_import_line + 2
+            anchor = analysis.facts.import_anchor(choice.import_line.split()[1]) if choice.import_line else None
+            if choice.import_line is not None and anchor is not None:
+                row = anchor + 2
                 edits.append(Edit(choice.import_line + analysis.facts.newline, Location(row, 1), Location(row, 1)))
             applicability = plan.applicability
             if choice.takes_device is None:

@@ -65,7 +65,17 @@ class HelperFacts:
     calls_with_args: int = 0
     module_level_bindings: frozenset[str] = frozenset()
     last_top_level_import_line: int | None = None
+    import_group_lines: tuple[tuple[str, int], ...] = ()
     newline: str = "\n"
+
+    def import_anchor(self, module: str) -> int | None:
+        """0-based line after which ``from <module> import ...`` goes: after the last import of
+        the same top-level package, else after the last module-level import."""
+        package = module.split(".", 1)[0]
+        for name, line in self.import_group_lines:
+            if name == package:
+                return line
+        return self.last_top_level_import_line
 
 
 @dataclass
@@ -93,6 +103,7 @@ def helper_facts(text: str, names: FileNames, newline: str) -> HelperFacts:
         calls_with_args=len(_HELPER_CALL_ARGS.findall(text)),
         module_level_bindings=frozenset(names.module_level_bindings),
         last_top_level_import_line=names.last_top_level_import_line,
+        import_group_lines=tuple(sorted(names.import_group_lines.items())),
         newline=newline,
     )
 
@@ -110,7 +121,12 @@ def analyze_text(
     names = scan_names(text, lines)
     names.pinned_functions = frozenset(pinned_functions)
     names.host_functions = frozenset(host_functions)
-    result = FileAnalysis(facts=helper_facts(text, names, newline) if torch_api.PIN_HELPER_NAME in text else HelperFacts(newline=newline, module_level_bindings=frozenset(names.module_level_bindings), last_top_level_import_line=names.last_top_level_import_line))
+    result = FileAnalysis(facts=helper_facts(text, names, newline) if torch_api.PIN_HELPER_NAME in text else HelperFacts(
+            newline=newline,
+            module_level_bindings=frozenset(names.module_level_bindings),
+            last_top_level_import_line=names.last_top_level_import_line,
+            import_group_lines=tuple(sorted(names.import_group_lines.items())),
+        ))
     if not names.imports_torch:
         return result  # a file that never imports torch builds no torch tensors
     segments = candidate_segments(text, device_rule, lines)

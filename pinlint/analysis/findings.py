@@ -275,6 +275,19 @@ def _pin_memory_edits(call: cst.Call, module: cst.Module, positions: _Positions)
         # One argument per line with a trailing comma: add a line of the same shape.
         newline = _line_ending(line)
         return (Edit(f"{indent}pin_memory={HELPER_CALL},{newline}", Location(value_end.row + 1, 1), Location(value_end.row + 1, 1)),)
+    if (
+        (not rest.strip() or rest.strip().startswith("#"))
+        and not indent.strip()
+        and value_end.row < len(positions.lines)
+        and positions.lines[value_end.row].lstrip().startswith(")")
+    ):
+        # One argument per line, no trailing comma, `)` on the next line: add the comma and a
+        # line of the same shape (what a formatter's magic trailing comma would give).
+        newline = _line_ending(line)
+        return (
+            Edit(",", value_end, value_end),
+            Edit(f"{indent}pin_memory={HELPER_CALL},{newline}", Location(value_end.row + 1, 1), Location(value_end.row + 1, 1)),
+        )
     return (Edit(f", pin_memory={HELPER_CALL}", value_end, value_end),)
 
 

@@ -35,6 +35,9 @@ class FileNames:
     module_level_bindings: set[str] = field(default_factory=set)
     #: 0-based index of the last line of the last module-level import (where new imports go).
     last_top_level_import_line: int | None = None
+    #: top-level package -> 0-based index of the last line of its last module-level import,
+    #: so a new import joins the imports of its own package.
+    import_group_lines: dict[str, int] = field(default_factory=dict)
     #: Whether the file calls ``torch.set_default_device`` (factories may then allocate on a device).
     sets_default_device: bool = False
     #: Project functions taught in [tool.pinlint] (names as called).
@@ -54,6 +57,7 @@ def scan_names(text: str, lines: list[str] | None = None) -> FileNames:
     """Imports and module-level bindings, found with whole-text regexes (fast on big files)."""
     names = FileNames()
     last_top_level_end = -1
+    group_ends: dict[str, int] = {}
     for match in _IMPORT_LINE.finditer(text):
         start = match.start()
         # The statement runs to the end of the line, or further while a bracket is open or
@@ -73,9 +77,15 @@ def scan_names(text: str, lines: list[str] | None = None) -> FileNames:
             _record_import(node, names)
         if not match.group(1):
             last_top_level_end = end
+            for node in tree.body:
+                module = node.module if isinstance(node, ast.ImportFrom) else (node.names[0].name if isinstance(node, ast.Import) else None)
+                if module and not (isinstance(node, ast.ImportFrom) and node.level):
+                    group_ends[module.split(".", 1)[0]] = end
     if last_top_level_end >= 0:
         # 0-based index of the last top-level import's last line (where new imports go).
         names.last_top_level_import_line = text.count("\n", 0, last_top_level_end)
+        for package, end in group_ends.items():
+            names.import_group_lines[package] = text.count("\n", 0, end)
     for match in _TOP_LEVEL_BINDING.finditer(text):
         name = match.group(1) or match.group(2)
         if name not in ("import", "from"):
