@@ -580,6 +580,8 @@ class FunctionFlow:
             return self._cached.get(id(keywords["out"].value), UNKNOWN)  # the result *is* `out`
         positional_values = [v for arg, v in zip(call.args, arg_values) if arg.keyword is None and not arg.star]
         first = positional_values[0] if positional_values else UNKNOWN
+        if name in ("tensor", "as_tensor", "asarray") and _is_empty_data(call):
+            return UNKNOWN  # `torch.tensor([])`: no bytes to copy, nothing to pin or wait for
         if name == "tensor":
             self._check_device_construction(call, name, first)
             if kinds(first) & {"device"} and is_tensor(first):
@@ -811,6 +813,11 @@ def _device_tested(test: cst.BaseExpression) -> set[str]:
         elif isinstance(node, cst.UnaryOperation):
             stack.append(node.expression)
     return found
+
+
+def _is_empty_data(call: cst.Call) -> bool:
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    return bool(positional) and isinstance(positional[0], (cst.List, cst.Tuple)) and not positional[0].elements
 
 
 def _is_zero_size(call: cst.Call) -> bool:
