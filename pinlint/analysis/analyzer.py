@@ -136,6 +136,12 @@ def analyze_text(
     from .findings import findings_for_module, parse
 
     source_token = _source_token_pattern(names, device_rule)
+    depth, row = _max_nesting(text)
+    if depth > _MAX_NESTING:
+        # CPython refuses more than 200 nested brackets, and libcst's native parser can overflow
+        # the C stack (a crash, not an exception) long before 5,000: report, do not parse.
+        result.syntax_error = (row, 1, f"too deeply nested to analyze ({depth} levels of brackets; Python allows {_MAX_NESTING})")
+        return result
     parsed: list[tuple[object, Segment]] = []
     whole_file = segments == [WHOLE_FILE]
     for segment in [] if whole_file else segments:
@@ -192,6 +198,29 @@ class _SourceTokens:
 
 def _source_token_pattern(names: FileNames, device_rule: bool) -> _SourceTokens:
     return _SourceTokens(names)
+
+
+_MAX_NESTING = 200
+_BRACKET = re.compile(r"[()\[\]{}\n]")
+
+
+def _max_nesting(text: str) -> tuple[int, int]:
+    """Deepest bracket nesting in ``text`` and the 1-based row where it is reached (strings and
+    comments are not excluded: this is a guard, not a parser)."""
+    depth = best = 0
+    row = best_row = 1
+    if text.count("(") + text.count("[") + text.count("{") < _MAX_NESTING:
+        return 0, 1
+    for char in _BRACKET.findall(text):
+        if char == "\n":
+            row += 1
+        elif char in "([{":
+            depth += 1
+            if depth > best:
+                best, best_row = depth, row
+        else:
+            depth = max(0, depth - 1)
+    return best, best_row
 
 
 def _with_noqa(finding: Finding, codes: frozenset[str]) -> Finding:

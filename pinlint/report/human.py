@@ -16,9 +16,16 @@ from ..triage import split_lines
 
 
 def display_path(filename: str, root: Path) -> str:
+    """The path relative to ``root`` as the user wrote it (symbolic links are not followed: a
+    dangling link is reported by its own name)."""
+    path = Path(filename)
     try:
-        return Path(filename).resolve().relative_to(root.resolve()).as_posix()
+        return path.absolute().relative_to(root.absolute()).as_posix()
     except ValueError:
+        pass
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except (ValueError, OSError):
         return filename
 
 
