@@ -1,0 +1,65 @@
+"""The result cache: hits are exact, stale or corrupt entries are never trusted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pinlint.cli import main
+
+HOT = "import torch\n\n\ndef f(d):\n    return torch.zeros(4).to(d, non_blocking=True)\n"
+DEV = "import torch\n\n\ndef g(d):\n    return torch.tensor([1, 2], device=d)\n"
+
+
+def run(*args: str) -> list[dict[str, object]]:
+    result = CliRunner().invoke(main, ["check", ".", "--output-format", "json", *args], catch_exceptions=False)
+    return json.loads(result.stdout)
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[tool.pinlint]\n")
+    (tmp_path / "hot.py").write_text(HOT)
+    (tmp_path / "dev.py").write_text(DEV)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _cache_files(project: Path) -> list[Path]:
+    return sorted((project / ".pinlint_cache").rglob("*.cache"))
+
+
+def test_corrupt_cache_is_ignored(project: Path) -> None:
+    expected = run("--no-cache")
+    assert run() == expected
+    (cache,) = _cache_files(project)
+    data = cache.read_bytes()
+    cache.write_bytes(data[: len(data) // 2])  # truncated, as by a crash mid-write
+    assert run() == expected
+    cache.write_bytes(b"PINLINT-CACHE-1\n" + b"0" * 32 + b"garbage")  # wrong checksum
+    assert run() == expected
+    cache.write_bytes(b"not a cache at all")
+    assert run() == expected
+
+
+def test_settings_that_change_results_change_the_key(project: Path) -> None:
+    assert [d["code"] for d in run()] == ["PIN001"]
+    assert sorted(d["code"] for d in run("--extend-select", "PIN003")) == ["PIN001", "PIN003"]
+    assert len(_cache_files(project)) == 2
+    assert [d["code"] for d in run()] == ["PIN001"]
+
+
+def test_an_edit_that_keeps_the_size_is_rechecked(project: Path) -> None:
+    import os
+
+    assert len(run()) == 1
+    info = (project / "hot.py").stat()
+    # Same length, new content that no longer has a finding: the size matches the cached entry,
+    # so the bytes are hashed and compared, and the stale result is not served.
+    (project / "hot.py").write_text(HOT.replace("torch.zeros(4)", "somefunc_(4)  "))
+    assert (project / "hot.py").stat().st_size == info.st_size
+    os.utime(project / "hot.py", ns=(info.st_atime_ns, info.st_mtime_ns + 1_000))
+    assert run() == []
