@@ -85,6 +85,7 @@ class Tool:
     cwd: Path
     times: list[float] = field(default_factory=list)
     outputs: list[bytes] = field(default_factory=list)
+    last_stderr: str = ""
     keep_output: bool = False
     ok_codes: tuple[int, ...] = (0,)
 
@@ -97,6 +98,7 @@ class Tool:
             err = proc.stderr.decode(errors="replace")[-2000:]
             raise RuntimeError(f"{self.name}: exit {proc.returncode}: {shlex.join(self.argv)}\n{err}")
         self.times.append(dt)
+        self.last_stderr = proc.stderr.decode(errors="replace")
         if self.keep_output:
             self.outputs.append(proc.stdout)
         return dt
@@ -216,6 +218,30 @@ def copy_line(finding: dict) -> int:
     return int(m.group(1)) if m else row
 
 
+def snapshot_pinlint(pinlint_argv: list[str], dest: Path) -> list[str]:
+    """Copy the pinlint package that ``pinlint_argv`` runs (plus the rule catalog, laid out as in
+    the wheel) to ``dest`` and return a command that runs the copy: a run measures one version of
+    the code even while the working tree is being edited (an editable install follows edits)."""
+    py = _pinlint_python(pinlint_argv) or sys.executable
+    rc, out = _capture([py, "-c", "import os, pinlint; print(os.path.dirname(os.path.abspath(pinlint.__file__)))"])
+    if rc != 0:
+        raise SystemExit(f"--snapshot: cannot import pinlint with {py}: {out}")
+    src = Path(out.splitlines()[-1])
+    shutil.copytree(src, dest / "pinlint", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    rules = src.parent / "rules"
+    if not (dest / "pinlint" / "_rules").exists() and rules.is_dir():
+        shutil.copytree(rules, dest / "pinlint" / "_rules")
+    return ["env", f"PYTHONPATH={dest}", py, "-m", "pinlint"]
+
+
+def _git_describe() -> str | None:
+    rc, head = _capture(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"])
+    if rc != 0:
+        return None
+    rc, dirty = _capture(["git", "-C", str(REPO), "status", "--porcelain", "--", "pinlint", "rules"])
+    return head + (" + uncommitted changes in pinlint/ or rules/" if rc == 0 and dirty else "")
+
+
 def _fmt_s(x: float | None) -> str:
     return "–" if x is None else (f"{x:.3f} s" if x < 10 else f"{x:.1f} s")
 
@@ -230,6 +256,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--set", default="bench", choices=[*corpus_mod.SETS, "all"], help="default corpus set")
     ap.add_argument("--pinlint", help=f"pinlint command (default: {DEFAULT_PINLINT}, else `python -m pinlint` "
                     "from this checkout)")
+    ap.add_argument("--snapshot", action="store_true",
+                    help="run a copy of pinlint's package taken at the start (immune to concurrent edits)")
     ap.add_argument("--ruff", default=str(TOOLS_BIN / "ruff"))
     ap.add_argument("--semgrep", default=str(TOOLS_BIN / "semgrep"))
     ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds for pinlint and ruff (default 5)")
@@ -266,11 +294,19 @@ def main(argv: list[str] | None = None) -> int:
 
     # ---- tools
     pinlint_argv = resolve_pinlint(args.pinlint)
+    tmp = Path(tempfile.mkdtemp(prefix="pinlint-bench-"))
+    if args.snapshot and not args.no_pinlint:
+        pinlint_argv = snapshot_pinlint(pinlint_argv, tmp / "snapshot")
+        notes.append("pinlint ran from a snapshot of its package taken at the start of the run (`--snapshot`).")
+    desc = _git_describe()
+    if desc:
+        versions["repository (git HEAD)"] = desc
     pinlint_ok = False
     if not args.no_pinlint:
         rc, out = _capture([*pinlint_argv, "--version"])
         pinlint_ok = rc == 0
-        versions["pinlint"] = out.splitlines()[-1] if pinlint_ok and out else f"unavailable ({out.splitlines()[-1] if out else rc})"
+        last = out.splitlines()[-1] if out else str(rc)
+        versions["pinlint"] = last if pinlint_ok else f"unavailable ({last})"
         if not pinlint_ok:
             notes.append(f"pinlint could not be run (`{shlex.join(pinlint_argv)} --version`: exit {rc}); "
                          "its rows are missing.")
@@ -297,15 +333,18 @@ def main(argv: list[str] | None = None) -> int:
         else:
             versions["semgrep"] = out.splitlines()[-1]
 
-    tmp = Path(tempfile.mkdtemp(prefix="pinlint-bench-"))
     cache_dir = tmp / "pinlint-cache"
     common = ["--output-format", "json", "--exit-zero"]
+    # pinlint's own per-phase timings (stderr) for the report, when this pinlint has the flag
+    timings = []
+    if pinlint_ok and "--timings" in _capture([*pinlint_argv, "check", "--help"])[1]:
+        timings = ["--timings"]
     tools: dict[str, Tool] = {}
     if pinlint_ok:
-        tools["pinlint_cold"] = Tool("pinlint cold", [*pinlint_argv, "check", *rel, "--no-cache", *common], cwd,
-                                     keep_output=True)
+        tools["pinlint_cold"] = Tool("pinlint cold", [*pinlint_argv, "check", *rel, "--no-cache", *common, *timings],
+                                     cwd, keep_output=True)
         tools["pinlint_warm"] = Tool("pinlint warm", [*pinlint_argv, "check", *rel, "--cache-dir", str(cache_dir),
-                                                      *common], cwd, keep_output=True)
+                                                      *common, *timings], cwd, keep_output=True)
     tools["ruff"] = Tool("ruff", [args.ruff, "check", "--select", "E,F", "--no-cache", "--exit-zero", "--quiet", *rel],
                          cwd)
     semgrep_json = tmp / "semgrep.json"
@@ -358,12 +397,26 @@ def main(argv: list[str] | None = None) -> int:
         correctness = {"findings": len(ref), "cold runs identical": cold_same, "warm == cold": warm_same,
                        "--jobs 1 == default": j1_same, "jobs1_seconds": j1.times[0]}
         failed = not (cold_same and warm_same and j1_same)
+        if failed:  # say what differs (first few), against the first cold run
+            diffs = []
+            for label, outs in (("cold", tools["pinlint_cold"].outputs), ("warm", tools["pinlint_warm"].outputs),
+                                ("jobs1", j1.outputs)):
+                for i, o in enumerate(outs):
+                    got = normalized_findings(o)
+                    if got != ref:
+                        diffs.append({"run": f"{label}[{i}]", "missing": sorted(set(ref) - set(got))[:5],
+                                      "extra": sorted(set(got) - set(ref))[:5], "count": len(got)})
+            correctness["differences"] = diffs
+            for d in diffs:
+                print(f"  differs: {d['run']}: {d['count']} findings vs {len(ref)}; "
+                      f"missing {d['missing'][:2]}, extra {d['extra'][:2]}", file=sys.stderr)
         for s in ref:
             d = json.loads(s)
             code = str(d.get("code"))
             pinlint_counts[code] = pinlint_counts.get(code, 0) + 1
             if code == "PIN001":
-                fn = os.path.relpath(d.get("filename", ""), cwd) if os.path.isabs(d.get("filename", "")) else d.get("filename", "")
+                fn = str(d.get("filename", ""))
+                fn = os.path.relpath(fn, cwd) if os.path.isabs(fn) else fn
                 pinlint_pin001.add((fn, copy_line(d)))
 
     semgrep_found: set[tuple[str, int]] = set()
@@ -451,7 +504,8 @@ def main(argv: list[str] | None = None) -> int:
         vs = "n/a" if v is None else (f"{v:.3f}" if key in ("one_file", "version") else f"{v:.2f}×")
         print(f"  {label:<40} {vs:>9}   target {op} {target:g}   {verdict(key)}")
     if correctness:
-        print("correctness: " + ", ".join(f"{k}: {v}" for k, v in correctness.items() if k != "jobs1_seconds"))
+        print("correctness: " + ", ".join(f"{k}: {v}" for k, v in correctness.items()
+                                          if k not in ("jobs1_seconds", "differences")))
     for n in notes:
         print("note:", n)
 
@@ -468,11 +522,14 @@ def main(argv: list[str] | None = None) -> int:
         "ratios": ratios, "verdicts": {k: verdict(k) for k in TARGETS},
         "correctness": correctness, "pinlint_findings_by_code": pinlint_counts,
         "semgrep_findings": len(semgrep_found), "semgrep_files_scanned": semgrep_scanned,
-        "pin001_vs_semgrep": {"both": len(pinlint_pin001 & semgrep_found),
-                              "pinlint_only": len(pinlint_pin001 - semgrep_found),
-                              "semgrep_only": len(semgrep_found - pinlint_pin001)} if pinlint_ok and use_semgrep else None,
+        "pin001_vs_semgrep": None if not (pinlint_ok and use_semgrep) else {
+            "both": len(pinlint_pin001 & semgrep_found),
+            "pinlint_only": len(pinlint_pin001 - semgrep_found),
+            "semgrep_only": len(semgrep_found - pinlint_pin001)},
+        "pinlint_timings": {k: tools[k].last_stderr.strip() for k in ("pinlint_cold", "pinlint_warm")
+                            if k in tools and timings},
         "sample": sample, "prime_seconds": prime_s, "warm_read_seconds": warm_read, "notes": notes,
-        "command": shlex.join([os.path.relpath(sys.argv[0], REPO) if sys.argv[0] else "bench.py", *(argv or sys.argv[1:])]),
+        "command": shlex.join(["benchmarks/bench.py", *(sys.argv[1:] if argv is None else argv)]),
     }
     if args.json:
         args.json.write_text(json.dumps(result, indent=2, default=str) + "\n")
@@ -550,7 +607,8 @@ def render_markdown(r: dict) -> str:
     add("| --- | --- | ---: | --- |")
     cmds = {
         "pinlint_cold": "`pinlint check CORPUS --no-cache --output-format json --exit-zero`",
-        "pinlint_warm": "`pinlint check CORPUS --cache-dir D --output-format json --exit-zero` (D primed by one untimed run)",
+        "pinlint_warm": "`pinlint check CORPUS --cache-dir D --output-format json --exit-zero` "
+                        "(D primed by one untimed run)",
         "ruff": "`ruff check --select E,F --no-cache --exit-zero CORPUS`",
         "semgrep": f"`semgrep scan --config benchmarks/pin001.semgrep.yml --jobs {r['machine']['nproc']} "
                    "--no-git-ignore --project-root . --max-target-bytes=0 CORPUS`",
@@ -561,15 +619,27 @@ def render_markdown(r: dict) -> str:
             add(f"| {names[k]} | {cmds[k]} | {_fmt_s(med[k])} | {', '.join(f'{x:.2f}' for x in ts)} |")
     add("")
     if "pinlint_cold" in med:
-        add(f"pinlint/ruff: cold {med['pinlint_cold'] / med['ruff']:.2f}×, warm {med['pinlint_warm'] / med['ruff']:.2f}×"
+        add(f"pinlint/ruff: cold {med['pinlint_cold'] / med['ruff']:.2f}×, "
+            f"warm {med['pinlint_warm'] / med['ruff']:.2f}×"
             + (f"; pinlint/semgrep: {med['pinlint_cold'] / med['semgrep']:.3f} "
                f"(semgrep takes {med['semgrep'] / med['pinlint_cold']:.1f}× as long)" if "semgrep" in med else "")
             + ".")
         add("")
+    if r.get("pinlint_timings"):
+        add("pinlint's own phase timings (`--timings`, last round):")
+        add("")
+        for k, v in r["pinlint_timings"].items():
+            add(f"{names[k]}:")
+            add("")
+            add("```")
+            add(v)
+            add("```")
+            add("")
     add("## Startup (the pre-commit case)")
     add("")
     add(f"Median of {r['startup_runs']} runs each, interleaved, in a directory without configuration; "
-        "`one_file.py` is `benchmarks/pin001_sample.py.txt` (the semgrep rule's sample, below), checked with `--no-cache`.")
+        "`one_file.py` is `benchmarks/pin001_sample.py.txt` (the semgrep rule's sample, below), "
+        "checked with `--no-cache`.")
     add("")
     add("| command | median |")
     add("| --- | ---: |")
@@ -624,6 +694,8 @@ def render_markdown(r: dict) -> str:
             add(f"- {n}")
         add("")
     add("## Reproduce")
+    add("")
+    add(f"This report: `python3 {r['command']}`. From scratch:")
     add("")
     add("```sh")
     add("python3 -m venv benchmarks/.tools && benchmarks/.tools/bin/pip install ruff semgrep")
