@@ -16,6 +16,7 @@ from .report import ReportContext
 from .report.human import display_path, render_concise, render_full, summary
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 MACHINE_FORMATS = ("json", "json-lines", "github", "sarif", "gitlab", "junit")
 
 
@@ -24,6 +25,17 @@ def _split(values: tuple[str, ...] | list[str]) -> list[str]:
     for value in values:
         out.extend(part.strip() for part in str(value).split(",") if part.strip())
     return out
+
+
+def _interrupted(exc: BaseException) -> bool:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__context__ or current.__cause__
+    return False
 
 
 def _error(message: str) -> None:
@@ -37,7 +49,8 @@ def run_check_command(**kw: object) -> int:
         _error(str(exc))
         return EXIT_ERROR
     except KeyboardInterrupt:
-        raise
+        click.echo("pinlint: interrupted", err=True)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader went away (`pinlint ... | head`): stop quietly, as other CLIs do.
         import os
@@ -46,6 +59,10 @@ def run_check_command(**kw: object) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_FINDINGS
     except Exception as exc:  # an internal error: say so plainly, exit 2, keep the traceback on request
+        if _interrupted(exc):
+            # Ctrl-C that a library turned into another error while unwinding (libcst does).
+            click.echo("pinlint: interrupted", err=True)
+            return EXIT_INTERRUPTED
         import os
         import traceback
 

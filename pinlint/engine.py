@@ -7,6 +7,7 @@ results. Configuration is resolved once in the parent and handed to workers as o
 from __future__ import annotations
 
 import os
+import sys
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -94,7 +95,15 @@ def analyze_bytes(path: str, data: bytes, settings: AnalysisSettings, need_diges
     return result
 
 
+#: The flow analysis recurses once per nested expression: a long flat `a + b + ...` chain that
+#: CPython compiles fine needs more than Python's default 1000 frames. (Python 3.11+ frames use
+#: no C stack for Python-to-Python calls, so this is safe.)
+_RECURSION_LIMIT = 12_000 if sys.version_info >= (3, 11) else 4_000
+
+
 def _process(path: str, settings: AnalysisSettings, need_digest: bool = True) -> FileResult:
+    if sys.getrecursionlimit() < _RECURSION_LIMIT:
+        sys.setrecursionlimit(_RECURSION_LIMIT)
     try:
         with open(path, "rb") as fh:
             info = os.fstat(fh.fileno())
