@@ -135,7 +135,7 @@ def analyze_text(
     # Imported here so that runs where triage finds nothing never pay libcst's import.
     from .findings import findings_for_module, parse
 
-    source_token = _source_token_pattern(names, device_rule)
+    source_token = _SourceTokens(names)
     depth, row = _max_nesting(text)
     if depth > _MAX_NESTING:
         # CPython refuses more than 200 nested brackets, and libcst's native parser can overflow
@@ -194,10 +194,6 @@ class _SourceTokens:
 
     def search(self, text: str) -> bool:
         return any(needle in text for needle in self.needles)
-
-
-def _source_token_pattern(names: FileNames, device_rule: bool) -> _SourceTokens:
-    return _SourceTokens(names)
 
 
 _MAX_NESTING = 200

@@ -104,7 +104,7 @@ def _sink_finding(hit: SinkHit, flow: FunctionFlow, module: cst.Module, position
     assert node is not None
     start, end = positions.start(node), positions.end(node)
     sink_row = positions.start(hit.sink).row
-    statement_rows = positions.rows(flow_statement(node, hit, positions, origin_statement=True))
+    statement_rows = _statement_rows(node, flow, positions)
     sink_rows = positions.rows(hit.sink_statement) if hit.sink_statement is not flow.scope else (sink_row, sink_row)
     where = "on the same line" if sink_row == start.row else f"on line {sink_row}"
     if origin.pinnable:
@@ -141,10 +141,14 @@ def _article(what: str) -> str:
     return what[0].upper() + what[1:] if what else "This value"
 
 
-def flow_statement(node: cst.CSTNode, hit: SinkHit, positions: _Positions, origin_statement: bool) -> cst.CSTNode:
-    """The statement that holds the construction, for noqa: approximated by the rows of the
-    construction itself when it sits in the copy's statement, else the construction's rows."""
-    return node
+def _statement_rows(node: cst.CSTNode, flow: FunctionFlow, positions: _Positions) -> tuple[int, int]:
+    """Rows where a ``# noqa`` suppresses the finding: the statement holding the construction
+    (from its first row to the construction's last), as the flow recorded it."""
+    statement = flow.statement_of.get(id(node))
+    if statement is None or isinstance(statement, (cst.Module, cst.FunctionDef)):
+        return positions.rows(node)
+    first = positions.rows(statement)[0]
+    return (min(first, positions.rows(node)[0]), max(positions.rows(statement)[1], positions.rows(node)[1]))
 
 
 def _device_text(module: cst.Module, node: cst.BaseExpression) -> tuple[str, bool]:

@@ -132,6 +132,8 @@ class FunctionFlow:
         self._seen_hits: set[tuple[int, int]] = set()
         self._seen_constructions: set[int] = set()
         self._cached: dict[int, Value] = {}
+        #: id(construction node) -> the statement it sits in (for ``# noqa`` rows).
+        self.statement_of: dict[int, cst.CSTNode] = {}
         self.torch_modules, self.torch_functions = self._torch_names_in_scope()
 
     # ------------------------------------------------------------------ names
@@ -398,6 +400,9 @@ class FunctionFlow:
     def ev(self, node: cst.BaseExpression, env: Env) -> Value:
         value = self._ev(node, env)
         self._cached[id(node)] = value
+        for origin in value:
+            if origin.node is node:  # born here: remember its statement for `# noqa`
+                self.statement_of.setdefault(id(node), self._statement)
         return value
 
     def _ev(self, node: cst.BaseExpression, env: Env) -> Value:

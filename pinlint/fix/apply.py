@@ -4,18 +4,9 @@ from __future__ import annotations
 
 import ast
 import difflib
-from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic, Edit, Location
 from ..triage import split_lines
-
-
-@dataclass
-class FixOutcome:
-    text: str
-    applied: list[Diagnostic] = field(default_factory=list)
-    #: Fixes that were dropped, with the reason (overlap, or the fixed file failed verification).
-    dropped: list[tuple[Diagnostic, str]] = field(default_factory=list)
 
 
 def _offsets(text: str) -> list[int]:
