@@ -285,6 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     total = corpus_mod.stats(dirs)
     print(f"corpus: {', '.join(rel)} under {cwd}: {total['files']:,} files, {total['lines']:,} lines, "
           f"{total['bytes'] / 1e6:.0f} MB", flush=True)
+    load_start = os.getloadavg()[0]
     warm_read = warm_page_cache(files)
     print(f"untimed warm-up read of the corpus: {warm_read:.2f} s", flush=True)
 
@@ -360,7 +361,8 @@ def main(argv: list[str] | None = None) -> int:
     if pinlint_ok:
         print("priming pinlint's cache (untimed) ...", flush=True)
         t0 = time.perf_counter()
-        subprocess.run(tools["pinlint_warm"].argv, cwd=cwd, stdout=subprocess.DEVNULL, check=True, env=_env())
+        subprocess.run(tools["pinlint_warm"].argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       check=True, env=_env())
         prime_s = time.perf_counter() - t0
         if not cache_dir.exists() or not any(cache_dir.iterdir()):
             notes.append(f"pinlint wrote nothing to --cache-dir {cache_dir}: the warm numbers may not be warm.")
@@ -511,6 +513,7 @@ def main(argv: list[str] | None = None) -> int:
 
     result = {
         "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "load": {"start": load_start, "end": os.getloadavg()[0]},
         "machine": {"nproc": nproc, "cpu": _cpu_model(), "memory": _mem_gib(), "os": platform.platform()},
         "corpus": {"root": str(cwd), "dirs": rel, "per_dir": per_dir, "total": total,
                    "set": None if args.corpus else args.set,
@@ -525,7 +528,9 @@ def main(argv: list[str] | None = None) -> int:
         "pin001_vs_semgrep": None if not (pinlint_ok and use_semgrep) else {
             "both": len(pinlint_pin001 & semgrep_found),
             "pinlint_only": len(pinlint_pin001 - semgrep_found),
-            "semgrep_only": len(semgrep_found - pinlint_pin001)},
+            "semgrep_only": len(semgrep_found - pinlint_pin001),
+            "pinlint_only_at": [f"{f}:{n}" for f, n in sorted(pinlint_pin001 - semgrep_found)],
+            "semgrep_only_at": [f"{f}:{n}" for f, n in sorted(semgrep_found - pinlint_pin001)]},
         "pinlint_timings": {k: tools[k].last_stderr.strip() for k in ("pinlint_cold", "pinlint_warm")
                             if k in tools and timings},
         "sample": sample, "prime_seconds": prime_s, "warm_read_seconds": warm_read, "notes": notes,
@@ -561,7 +566,9 @@ def render_markdown(r: dict) -> str:
         "small shared machine.")
     add("")
     add(f"Measured {r['date']} on {r['machine']['nproc']} cores (`nproc`), {r['machine']['cpu']}, "
-        f"{r['machine']['memory']} RAM, {r['machine']['os']}.")
+        f"{r['machine']['memory']} RAM, {r['machine']['os']}; 1-minute load average "
+        f"{r['load']['start']:.2f} at the start, {r['load']['end']:.2f} at the end (other work on the machine "
+        "adds noise: compare the runs within a round).")
     add("")
     add("## Targets")
     add("")
@@ -687,6 +694,13 @@ def render_markdown(r: dict) -> str:
                      f"{p['pinlint_only']} pinlint only, {p['semgrep_only']} semgrep only.")
         add(text)
         add("")
+        for key, who in (("pinlint_only_at", "pinlint only"), ("semgrep_only_at", "semgrep only")):
+            at = (p or {}).get(key) or []
+            if at:
+                add(f"{who} (the copy's line; for precision review):")
+                add("")
+                add("\n".join(f"- `{x}`" for x in at[:20]) + (f"\n- ... {len(at) - 20} more" if len(at) > 20 else ""))
+                add("")
     if r["notes"]:
         add("## Notes")
         add("")
