@@ -762,10 +762,6 @@ class FunctionFlow:
         if "device" in source_kinds:
             # Host-ness rests on a run-time condition (some path is already on a device).
             return
-        if "pinned" in source_kinds:
-            # Some path pins: the author handles pinning here on purpose (e.g. a fallback
-            # for platforms without pinned memory). Not flagged.
-            return
         for origin in source:
             if origin.kind != "pageable" or origin.node is None:
                 continue
