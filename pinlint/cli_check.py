@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
 
 from . import __version__
-from .config import ConfigError, load, selected_codes
+from .config import Config, ConfigError, load, selected_codes
 from .diagnostics import Diagnostic
 from .pipeline import CheckOptions, CheckRun, check_stdin, run_check
 from .report import ReportContext
@@ -42,9 +43,46 @@ def _error(message: str) -> None:
     click.echo(f"pinlint: error: {message}", err=True)
 
 
+@dataclass
+class CheckArgs:
+    """The options of `pinlint check`, as click parsed them (see cli.py for their help)."""
+
+    paths: tuple[str, ...]
+    fix: bool
+    unsafe_fixes: bool
+    show_fixes: bool
+    diff: bool
+    fix_only: bool
+    select: tuple[str, ...]
+    extend_select: tuple[str, ...]
+    ignore: tuple[str, ...]
+    exclude: tuple[str, ...]
+    extend_exclude: tuple[str, ...]
+    respect_gitignore: bool | None
+    force_exclude: bool | None
+    output_format: str | None
+    output_file: str | None
+    statistics: bool
+    exit_zero: bool
+    exit_non_zero_on_fix: bool
+    config_arg: str | None
+    stdin_filename: str | None
+    no_cache: bool
+    cache_dir: str | None
+    ignore_noqa: bool
+    add_noqa: bool
+    baseline_file: str | None
+    write_baseline_file: str | None
+    jobs: int | None
+    timings: bool
+    quiet: bool
+    silent: bool
+    started: float = field(default_factory=time.perf_counter)
+
+
 def run_check_command(**kw: object) -> int:
     try:
-        return _run(**kw)
+        return _run(CheckArgs(**kw))  # type: ignore[arg-type]
     except ConfigError as exc:
         _error(str(exc))
         return EXIT_ERROR
@@ -72,83 +110,67 @@ def run_check_command(**kw: object) -> int:
         return EXIT_ERROR
 
 
-def _run(
-    paths: tuple[str, ...],
-    fix: bool,
-    unsafe_fixes: bool,
-    show_fixes: bool,
-    diff: bool,
-    fix_only: bool,
-    select: tuple[str, ...],
-    extend_select: tuple[str, ...],
-    ignore: tuple[str, ...],
-    exclude: tuple[str, ...],
-    extend_exclude: tuple[str, ...],
-    respect_gitignore: bool | None,
-    force_exclude: bool | None,
-    output_format: str | None,
-    output_file: str | None,
-    statistics: bool,
-    exit_zero: bool,
-    exit_non_zero_on_fix: bool,
-    config_arg: str | None,
-    stdin_filename: str | None,
-    no_cache: bool,
-    cache_dir: str | None,
-    ignore_noqa: bool,
-    add_noqa: bool,
-    baseline_file: str | None,
-    write_baseline_file: str | None,
-    jobs: int | None,
-    timings: bool,
-    quiet: bool,
-    silent: bool,
-) -> int:
-    started = time.perf_counter()
-    config = load(config_arg)
-    selected = selected_codes(config, _split(select) or None, _split(extend_select), _split(ignore))
-    fmt = output_format or config.output_format or "full"
-    if fix_only:
-        fix = True
+def _run(a: CheckArgs) -> int:
+    config = load(a.config_arg)
+    selected = selected_codes(config, _split(a.select) or None, _split(a.extend_select), _split(a.ignore))
+    a.output_format = a.output_format or config.output_format or "full"
+    if a.fix_only:
+        a.fix = True
     options = CheckOptions(
         selected=selected,
-        fix=fix and not diff,
-        unsafe_fixes=unsafe_fixes,
-        diff=diff,
-        ignore_noqa=ignore_noqa,
-        jobs=jobs,
-        cache_dir=Path(cache_dir).resolve() if cache_dir else None,
-        use_cache=not no_cache,
+        fix=a.fix and not a.diff,
+        unsafe_fixes=a.unsafe_fixes,
+        diff=a.diff,
+        ignore_noqa=a.ignore_noqa,
+        jobs=a.jobs,
+        cache_dir=Path(a.cache_dir).resolve() if a.cache_dir else None,
+        use_cache=not a.no_cache,
     )
-    root = Path.cwd()
-    paths_list = list(paths) or ["."]
-    if paths_list == ["-"]:
-        text = sys.stdin.buffer.read()
-        from . import source
-
-        try:
-            decoded_text = source.decode(text).text
-        except source.DecodeError as exc:
-            _error(f"stdin: {exc}")
-            return EXIT_ERROR
-        filename = Path(stdin_filename or "-").absolute()
-        run = check_stdin(decoded_text, filename, config, options)
-        sources = {str(filename): decoded_text}
-        return _report(run, fmt, root, options, fix, diff, fix_only, show_fixes, statistics, exit_zero,
-                       exit_non_zero_on_fix, output_file, quiet, silent, timings, started, stdin=True, sources=sources)
-    if "-" in paths_list:
+    paths = list(a.paths) or ["."]
+    if paths == ["-"]:
+        return _run_stdin(a, config, options)
+    if "-" in paths:
         _error("`-` (stdin) cannot be combined with other paths")
         return EXIT_ERROR
 
+    from . import engine
+
+    # A directory usually means many files: start the workers now, so that their libcst
+    # import overlaps discovery. (pre-commit passes files, and small runs stay in-process.)
+    pool = None
+    jobs = a.jobs or engine.default_jobs()
+    if jobs > 1 and any(Path(p).is_dir() for p in paths):
+        pool = engine.WorkerPool(jobs)
+    try:
+        return _run_paths(a, paths, config, options, pool)
+    finally:
+        if pool is not None:
+            pool.close()
+
+
+def _run_stdin(a: CheckArgs, config: Config, options: CheckOptions) -> int:
+    from . import source
+
+    try:
+        text = source.decode(sys.stdin.buffer.read()).text
+    except source.DecodeError as exc:
+        _error(f"stdin: {exc}")
+        return EXIT_ERROR
+    filename = Path(a.stdin_filename or "-").absolute()
+    run = check_stdin(text, filename, config, options)
+    return _report(a, run, options, stdin=True, sources={str(filename): text})
+
+
+def _run_paths(a: CheckArgs, paths: list[str], config: Config, options: CheckOptions, pool: object) -> int:
     from .discovery import discover
 
     discovery_started = time.perf_counter()
     found = discover(
-        paths_list,
+        paths,
         root=config.root,
-        exclude=[*(_split(exclude) if exclude else config.exclude), *config.extend_exclude, *_split(extend_exclude)],
-        respect_gitignore=config.respect_gitignore if respect_gitignore is None else respect_gitignore,
-        force_exclude=config.force_exclude if force_exclude is None else force_exclude,
+        exclude=[*(_split(a.exclude) if a.exclude else config.exclude), *config.extend_exclude, *_split(a.extend_exclude)],
+        respect_gitignore=config.respect_gitignore if a.respect_gitignore is None else a.respect_gitignore,
+        force_exclude=config.force_exclude if a.force_exclude is None else a.force_exclude,
     )
     if found.missing:
         for missing in found.missing:
@@ -156,44 +178,42 @@ def _run(
         return EXIT_ERROR
     discovery_seconds = time.perf_counter() - discovery_started
 
-    progress = _progress(len(found.files), fmt, silent or quiet)
+    progress = _progress(len(found.files), a.output_format or "full", a.silent or a.quiet)
     try:
-        run = run_check(found.files, config, options, on_progress=progress.advance if progress else None)
+        run = run_check(found.files, config, options, on_progress=progress.advance if progress else None, pool=pool)  # type: ignore[arg-type]
     finally:
         if progress:
             progress.stop()
     run.timings.add("discovery", discovery_seconds)
     run.errors[:0] = [(path, message) for path, message in found.problems]
 
-    if add_noqa:
+    if a.add_noqa:
         from .noqa_insert import add_noqa_directives
 
         added, problems = add_noqa_directives(run.diagnostics)
         for path, message in problems:
-            _error(f"{display_path(path, root)}: {message}")
-        if not silent:
+            _error(f"{display_path(path, Path.cwd())}: {message}")
+        if not a.silent:
             click.echo(f"Added {added} noqa directive{'s' if added != 1 else ''}.", err=True)
         return EXIT_ERROR if problems else EXIT_CLEAN
 
-    if write_baseline_file:
+    if a.write_baseline_file:
         from .baseline import write_baseline
 
-        write_baseline(run.diagnostics, Path(write_baseline_file), config.root)
-        if not silent:
-            click.echo(f"Wrote {len(run.diagnostics)} finding(s) to the baseline {write_baseline_file}.", err=True)
+        write_baseline(run.diagnostics, Path(a.write_baseline_file), config.root)
+        if not a.silent:
+            click.echo(f"Wrote {len(run.diagnostics)} finding(s) to the baseline {a.write_baseline_file}.", err=True)
         return EXIT_CLEAN
-    if baseline_file:
+    if a.baseline_file:
         from .baseline import BaselineError, filter_new, load_baseline
 
         try:
-            known = load_baseline(Path(baseline_file))
+            known = load_baseline(Path(a.baseline_file))
         except BaselineError as exc:
             _error(str(exc))
             return EXIT_ERROR
         run.diagnostics = filter_new(run.diagnostics, known, config.root)
-
-    return _report(run, fmt, root, options, fix, diff, fix_only, show_fixes, statistics, exit_zero,
-                   exit_non_zero_on_fix, output_file, quiet, silent, timings, started, stdin=False)
+    return _report(a, run, options, stdin=False)
 
 
 class _Progress:
@@ -234,27 +254,12 @@ def _render(fmt: str, diagnostics: list[Diagnostic], root: Path, selected: set[s
     return module.render(diagnostics, ctx)
 
 
-def _report(
-    run: CheckRun,
-    fmt: str,
-    root: Path,
-    options: CheckOptions,
-    fix: bool,
-    diff: bool,
-    fix_only: bool,
-    show_fixes: bool,
-    statistics: bool,
-    exit_zero: bool,
-    exit_non_zero_on_fix: bool,
-    output_file: str | None,
-    quiet: bool,
-    silent: bool,
-    timings: bool,
-    started: float,
-    *,
-    stdin: bool,
-    sources: dict[str, str] | None = None,
-) -> int:
+def _report(a: CheckArgs, run: CheckRun, options: CheckOptions, *, stdin: bool, sources: dict[str, str] | None = None) -> int:
+    fmt = a.output_format or "full"
+    root = Path.cwd()
+    fix, diff, fix_only, show_fixes, statistics = a.fix, a.diff, a.fix_only, a.show_fixes, a.statistics
+    exit_zero, exit_non_zero_on_fix, output_file = a.exit_zero, a.exit_non_zero_on_fix, a.output_file
+    quiet, silent, timings, started = a.quiet, a.silent, a.timings, a.started
     human = fmt in ("full", "concise")
     out_stream = sys.stdout
     # With stdin --fix the fixed source owns stdout; everything else goes to stderr.

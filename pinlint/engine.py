@@ -58,13 +58,17 @@ class Timings:
         self.phases[phase] = self.phases.get(phase, 0.0) + seconds
 
 
+#: The result of a file that holds nothing for pinlint (shared: results are never mutated).
+EMPTY = FileAnalysis()
+
+
 def analyze_bytes(path: str, data: bytes, settings: AnalysisSettings, need_digest: bool = True) -> FileResult:
     wants_helper = _HELPER_BYTES in data
     triggered = triage.has_triggers(data, settings.device_rule)
     # The digest keys the cache and guards fixes; a no-cache run needs it only where it may fix.
     result = FileResult(path=path, analysis=None, size=len(data), digest=digest(data) if need_digest or triggered else "")
     if not triggered and not wants_helper:
-        result.analysis = FileAnalysis()
+        result.analysis = EMPTY  # most files: nothing to analyze (shared, never mutated)
         return result
     try:
         decoded = source.decode(data)
@@ -115,9 +119,53 @@ def _process(path: str, settings: AnalysisSettings, need_digest: bool = True) ->
     return result
 
 
-def _process_chunk(args: tuple[list[str], AnalysisSettings, bool]) -> list[FileResult]:
+Compact = tuple[str, int, int, str]
+
+
+def _process_chunk(args: tuple[list[str], AnalysisSettings, bool]) -> list[FileResult | Compact]:
+    """Results of a worker; files with nothing in them travel back as small tuples (cheaper
+    to pickle than dataclasses: they are 97% of a real code base)."""
     paths, settings, need_digest = args
-    return [_process(p, settings, need_digest) for p in paths]
+    out: list[FileResult | Compact] = []
+    for path in paths:
+        result = _process(path, settings, need_digest)
+        if result.analysis is EMPTY and result.error is None:
+            out.append((result.path, result.size, result.mtime_ns, result.digest))
+        else:
+            out.append(result)
+    return out
+
+
+def _expand(item: FileResult | Compact) -> FileResult:
+    if isinstance(item, FileResult):
+        return item
+    path, size, mtime_ns, file_digest = item
+    return FileResult(path=path, analysis=EMPTY, size=size, mtime_ns=mtime_ns, digest=file_digest)
+
+
+def _warm_worker() -> None:
+    """Worker start-up, while the parent is still discovering files: import libcst here."""
+    if sys.getrecursionlimit() < _RECURSION_LIMIT:
+        sys.setrecursionlimit(_RECURSION_LIMIT)
+    import libcst  # noqa: F401
+
+
+class WorkerPool:
+    """Worker processes started before discovery, so that their libcst import overlaps it."""
+
+    def __init__(self, jobs: int) -> None:
+        import multiprocessing
+
+        try:
+            context = multiprocessing.get_context("fork")
+        except ValueError:  # pragma: no cover - platforms without fork
+            context = multiprocessing.get_context("spawn")
+        self.jobs = jobs
+        self.pool = context.Pool(processes=jobs, initializer=_warm_worker)
+
+    def close(self) -> None:
+        self.pool.terminate()
+        self.pool.join()
 
 
 def default_jobs() -> int:
@@ -135,6 +183,7 @@ def run(
     cache: "Cache | None" = None,
     timings: Timings | None = None,
     on_progress: "Callable[[int], None] | None" = None,
+    pool: WorkerPool | None = None,
 ) -> list[FileResult]:
     timings = timings or Timings()
     jobs = jobs or default_jobs()
@@ -154,7 +203,7 @@ def run(
     timings.add("cache lookup", time.perf_counter() - started)
 
     started = time.perf_counter()
-    fresh = list(_analyze_all(todo, settings, jobs, on_progress, cache is not None))
+    fresh = list(_analyze_all(todo, settings, pool.jobs if pool else jobs, on_progress, cache is not None, pool))
     timings.add("read+triage+analyze", time.perf_counter() - started)
     results.extend(fresh)
     if cache is not None:
@@ -175,6 +224,7 @@ def _analyze_all(
     jobs: int,
     on_progress: "Callable[[int], None] | None",
     need_digest: bool,
+    pool: WorkerPool | None,
 ) -> Iterable[FileResult]:
     # Below a few dozen files, starting processes costs more than it saves.
     if jobs <= 1 or len(paths) < 48:
@@ -183,22 +233,24 @@ def _analyze_all(
             if on_progress:
                 on_progress(1)
         return
-    import multiprocessing
+    own = pool is None
+    if own:
+        # Import libcst once here: forked workers inherit it instead of importing it each.
+        import libcst  # noqa: F401
 
-    try:
-        context = multiprocessing.get_context("fork")
-    except ValueError:  # pragma: no cover - platforms without fork
-        context = multiprocessing.get_context("spawn")
-    # Import libcst once here: forked workers inherit it instead of importing it each.
-    import libcst  # noqa: F401
-
-    chunk = max(8, min(64, len(paths) // (jobs * 8) or 8))
+        pool = WorkerPool(jobs)
+    assert pool is not None
+    chunk = max(8, min(64, len(paths) // (pool.jobs * 8) or 8))
     chunks = [(paths[i : i + chunk], settings, need_digest) for i in range(0, len(paths), chunk)]
-    with context.Pool(processes=jobs) as pool:
-        for batch in pool.imap_unordered(_process_chunk, chunks):
-            yield from batch
+    try:
+        for batch in pool.pool.imap_unordered(_process_chunk, chunks):
+            for item in batch:
+                yield _expand(item)
             if on_progress:
                 on_progress(len(batch))
+    finally:
+        if own:
+            pool.close()
 
 
 from .cache import Cache  # noqa: E402  (circular: the cache stores FileResults)

@@ -119,7 +119,13 @@ class Materializer:
         )
 
 
-def run_check(files: list[Path], config: Config, options: CheckOptions, on_progress=None) -> CheckRun:
+def run_check(
+    files: list[Path],
+    config: Config,
+    options: CheckOptions,
+    on_progress=None,  # type: ignore[no-untyped-def]
+    pool: engine.WorkerPool | None = None,
+) -> CheckRun:
     run = CheckRun()
     settings = analysis_settings(config, options.selected)
     cache = None
@@ -127,7 +133,9 @@ def run_check(files: list[Path], config: Config, options: CheckOptions, on_progr
         from .cache import Cache
 
         cache = Cache(options.cache_dir or config.cache_dir or (config.root / ".pinlint_cache"), settings)
-    results = engine.run(files, settings, jobs=options.jobs, cache=cache, timings=run.timings, on_progress=on_progress)
+    results = engine.run(
+        files, settings, jobs=options.jobs, cache=cache, timings=run.timings, on_progress=on_progress, pool=pool
+    )
     run.files_checked = len(results)
     started = time.perf_counter()
     project = ProjectHelpers(configured=ConfiguredHelper.parse(config.pin_memory_helper) if config.pin_memory_helper else None)
