@@ -22,11 +22,15 @@ from .fix.write import digest
 _MAGIC = b"PINLINT-CACHE-1\n"
 
 
+def cache_file(directory: Path, settings: AnalysisSettings) -> Path:
+    key = hashlib.blake2b(f"{__version__}|{settings.key()}".encode(), digest_size=8).hexdigest()
+    return directory / __version__ / f"{key}.cache"
+
+
 class Cache:
     def __init__(self, directory: Path, settings: AnalysisSettings) -> None:
-        key = hashlib.blake2b(f"{__version__}|{settings.key()}".encode(), digest_size=8).hexdigest()
         self.directory = directory
-        self.file = directory / __version__ / f"{key}.cache"
+        self.file = cache_file(directory, settings)
         self.entries: dict[str, FileResult] = self._load()
         self.dirty = False
 

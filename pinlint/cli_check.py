@@ -139,13 +139,21 @@ def _run(a: CheckArgs) -> int:
     # import overlaps discovery. (pre-commit passes files, and small runs stay in-process.)
     pool = None
     jobs = a.jobs or engine.default_jobs()
-    if jobs > 1 and any(Path(p).is_dir() for p in paths):
+    if jobs > 1 and any(Path(p).is_dir() for p in paths) and not _warm_cache_likely(config, options):
         pool = engine.WorkerPool(jobs)
     try:
         return _run_paths(a, paths, config, options, pool)
     finally:
         if pool is not None:
             pool.close()
+
+
+def _warm_cache_likely(config: Config, options: CheckOptions) -> bool:
+    """A cache file for these settings exists: most files will be hits, workers would idle."""
+    from .cache import cache_file
+    from .pipeline import analysis_settings, cache_dir, uses_cache
+
+    return uses_cache(options) and cache_file(cache_dir(config, options), analysis_settings(config, options.selected)).exists()
 
 
 def _run_stdin(a: CheckArgs, config: Config, options: CheckOptions) -> int:

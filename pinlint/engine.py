@@ -12,11 +12,15 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import source, triage
 from .analysis.analyzer import FileAnalysis, HelperFacts, analyze_text
 from .fix.write import digest
 from .torch_api import PIN_HELPER_NAME
+
+if TYPE_CHECKING:
+    from .cache import Cache
 
 _HELPER_BYTES = PIN_HELPER_NAME.encode()
 
@@ -180,7 +184,7 @@ def run(
     settings: AnalysisSettings,
     *,
     jobs: int | None = None,
-    cache: "Cache | None" = None,
+    cache: Cache | None = None,
     timings: Timings | None = None,
     on_progress: "Callable[[int], None] | None" = None,
     pool: WorkerPool | None = None,
@@ -252,5 +256,3 @@ def _analyze_all(
         if own:
             pool.close()
 
-
-from .cache import Cache  # noqa: E402  (circular: the cache stores FileResults)

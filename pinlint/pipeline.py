@@ -45,6 +45,14 @@ class CheckRun:
     timings: engine.Timings = field(default_factory=engine.Timings)
 
 
+def uses_cache(options: CheckOptions) -> bool:
+    return options.use_cache and not (options.fix or options.diff)
+
+
+def cache_dir(config: Config, options: CheckOptions) -> Path:
+    return options.cache_dir or config.cache_dir or (config.root / ".pinlint_cache")
+
+
 def analysis_settings(config: Config, selected: set[str]) -> engine.AnalysisSettings:
     return engine.AnalysisSettings(
         device_rule="PIN003" in selected,
@@ -129,10 +137,10 @@ def run_check(
     run = CheckRun()
     settings = analysis_settings(config, options.selected)
     cache = None
-    if options.use_cache and not (options.fix or options.diff):
+    if uses_cache(options):
         from .cache import Cache
 
-        cache = Cache(options.cache_dir or config.cache_dir or (config.root / ".pinlint_cache"), settings)
+        cache = Cache(cache_dir(config, options), settings)
     results = engine.run(
         files, settings, jobs=options.jobs, cache=cache, timings=run.timings, on_progress=on_progress, pool=pool
     )

@@ -142,7 +142,7 @@ def analyze_text(
         # the C stack (a crash, not an exception) long before 5,000: report, do not parse.
         result.syntax_error = (row, 1, f"too deeply nested to analyze ({depth} levels of brackets; Python allows {_MAX_NESTING})")
         return result
-    parsed: list[tuple[object, Segment]] = []
+    parsed: list[tuple[object, Segment, str]] = []
     whole_file = segments == [WHOLE_FILE]
     for segment in [] if whole_file else segments:
         source = segment_text(lines, segment)
@@ -154,16 +154,16 @@ def analyze_text(
             whole_file = True
             parsed = []
             break
-        parsed.append((module, segment))
+        parsed.append((module, segment, source))
     if whole_file:
         module_or_error = parse("".join(lines), report_errors=True)
         if isinstance(module_or_error, tuple):
             result.syntax_error = module_or_error
             return result
-        parsed = [(module_or_error, WHOLE_FILE)]
-    for module, segment in parsed:
+        parsed = [(module_or_error, WHOLE_FILE, "".join(lines))]
+    for module, segment, source_text in parsed:
         result.parsed_lines += len(lines) if segment.whole_file else segment.end - segment.start
-        result.findings.extend(findings_for_module(module, segment, names, lines, device_rule))
+        result.findings.extend(findings_for_module(module, segment, names, lines, device_rule, source_text))
     for i, finding in enumerate(result.findings):
         codes = noqa.codes_on_rows(lines, [finding.statement_rows, finding.sink_rows])
         if codes:

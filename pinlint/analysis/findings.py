@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..diagnostics import Edit, Location
 from ..triage import Segment
 from .analyzer import HELPER_CALL, Finding, FixPlan
 from .flow import DeviceConstruction, FunctionFlow, SinkHit, dotted, iter_statements
 from .names import FileNames
+from .positions import NodeSpans
 
 PIN002_REMEDY = (
     "no automatic fix: this value cannot take `pin_memory=` where it is made; copy it into a "
@@ -34,25 +35,26 @@ def parse(source: str, report_errors: bool = False) -> cst.Module | tuple[int, i
 class _Positions:
     """Maps nodes of a (dedented) segment back to 1-based rows and columns of the file."""
 
-    def __init__(self, module: cst.Module, segment: Segment, lines: list[str]) -> None:
-        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        self._ranges = wrapper.resolve(PositionProvider)
+    def __init__(self, module: cst.Module, segment: Segment, lines: list[str], source: str) -> None:
+        try:
+            spans = NodeSpans(module, source)
+            self._start, self._end = spans.start, spans.end
+        except Exception:  # noqa: BLE001 - libcst's codegen hooks changed: use its public provider
+            ranges = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+            self._start = lambda node: (ranges[node].start.line, ranges[node].start.column)
+            self._end = lambda node: (ranges[node].end.line, ranges[node].end.column)
         self._row_offset = 0 if segment.whole_file else segment.start
         self._col_offset = len(segment.indent)
         self.lines = lines
 
-    def range(self, node: cst.CSTNode) -> CodeRange:
-        return self._ranges[node]
-
     def start(self, node: cst.CSTNode) -> Location:
-        return self._location(self._ranges[node].start.line, self._ranges[node].start.column)
+        return self._location(*self._start(node))
 
     def end(self, node: cst.CSTNode) -> Location:
-        return self._location(self._ranges[node].end.line, self._ranges[node].end.column)
+        return self._location(*self._end(node))
 
     def rows(self, node: cst.CSTNode) -> tuple[int, int]:
-        code_range = self._ranges[node]
-        return (code_range.start.line + self._row_offset, code_range.end.line + self._row_offset)
+        return (self._start(node)[0] + self._row_offset, self._end(node)[0] + self._row_offset)
 
     def _location(self, line: int, column: int) -> Location:
         row = line + self._row_offset
@@ -65,7 +67,7 @@ class _Positions:
 
 
 def findings_for_module(
-    module: cst.Module, segment: Segment, names: FileNames, lines: list[str], device_rule: bool
+    module: cst.Module, segment: Segment, names: FileNames, lines: list[str], device_rule: bool, source: str
 ) -> list[Finding]:
     functions = [s for s in iter_statements(list(module.body), into_functions=True) if isinstance(s, cst.FunctionDef)]
     flows = []
@@ -76,7 +78,7 @@ def findings_for_module(
             flows.append(flow)
     if not flows:
         return []
-    positions = _Positions(module, segment, lines)  # only paid for when something was found
+    positions = _Positions(module, segment, lines, source)  # only paid for when something was found
     findings: list[Finding] = []
     for flow in flows:
         seen: set[int] = set()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import difflib
 
 from ..diagnostics import Diagnostic, Edit, Location
 from ..triage import split_lines
@@ -77,6 +76,8 @@ def parses(text: str) -> str | None:
 
 
 def unified_diff(old: str, new: str, display: str) -> str:
+    import difflib  # only --diff needs it
+
     diff = difflib.unified_diff(
         old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=f"a/{display}", tofile=f"b/{display}"
     )

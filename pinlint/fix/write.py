@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 
@@ -32,6 +31,8 @@ def atomic_write(path: Path, data: bytes, expected_digest: str) -> None:
     info = path.stat()
     if not os.access(path, os.W_OK):
         raise PermissionError(f"{path}: permission denied (file is read-only)")
+    import tempfile  # imported here: most runs write nothing, and it costs start-up time
+
     directory = path.parent
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".pinlint-tmp", dir=directory)
     tmp = Path(tmp_name)

@@ -61,6 +61,9 @@ def _read_lines(filename: str, cache: dict[str, list[str]], sources: dict[str, s
     return cache[filename]
 
 
+Styled = list[tuple[str, str]]  # (text, rich style) pieces of one output line
+
+
 def render_full(
     diagnostics: Sequence[Diagnostic],
     root: Path,
@@ -70,52 +73,63 @@ def render_full(
     sources: dict[str, str] | None = None,
     width: int | None = None,
 ) -> str:
-    """The default format, rendered to a string (with ANSI colours when ``color``)."""
+    """The default format: a header, the source excerpt with the flagged span, the fix as a
+    diff. Coloured through rich on a terminal; plain text (and no rich import) otherwise."""
     if not diagnostics:
         return ""
+    lines: list[Styled] = []
+    cache: dict[str, list[str]] = {}
+    for d in diagnostics:
+        lines.extend(_full_block(d, _read_lines(d.filename, cache, sources), root, unsafe_fixes))
+    if not color:
+        return "".join("".join(text for text, _style in line) + "\n" for line in lines)
     from rich.console import Console
     from rich.text import Text
 
-    console = Console(record=False, force_terminal=color, no_color=not color, width=width or 200, highlight=False, soft_wrap=True)
-    cache: dict[str, list[str]] = {}
+    console = Console(force_terminal=True, width=width or 200, highlight=False, soft_wrap=True)
     with console.capture() as capture:
-        for d in diagnostics:
-            lines = _read_lines(d.filename, cache, sources)
-            header = Text()
-            header.append(d.code, style="bold red")
-            header.append(_marker(d, unsafe_fixes), style="bold cyan")
-            header.append(" " + d.message, style="bold")
-            console.print(header)
-            console.print(Text(f" --> {display_path(d.filename, root)}:{d.location.row}:{d.location.column}", style="blue"))
-            first = max(1, d.location.row - 1)
-            last = min(len(lines), d.end_location.row + 1)
-            gutter = len(str(last))
-            console.print(Text(" " * gutter + " |", style="blue"))
-            for row in range(first, last + 1):
-                text = lines[row - 1].rstrip("\r\n") if row - 1 < len(lines) else ""
-                line = Text(f"{row:>{gutter}} | ", style="blue")
-                line.append(text.expandtabs(4) if "\t" in text else text)
-                console.print(line)
-                if d.location.row <= row <= d.end_location.row:
-                    start = d.location.column if row == d.location.row else len(text) - len(text.lstrip()) + 1
-                    end = d.end_location.column if row == d.end_location.row else len(text) + 1
-                    if end > start:
-                        carets = Text(" " * gutter + " | ", style="blue")
-                        carets.append(" " * (start - 1) + "^" * (end - start), style="bold red")
-                        if row == d.end_location.row:
-                            carets.append(f" {d.code}", style="bold red")
-                        console.print(carets)
-            console.print(Text(" " * gutter + " |", style="blue"))
-            if d.fix is not None:
-                label = "help" if d.fix.applicability == "safe" else "help (unsafe fix)"
-                console.print(Text(f"{label}: {d.fix.message}", style="bold cyan"))
-                for diff_line in _fix_diff(d, lines):
-                    style = "green" if diff_line.startswith("+") else ("red" if diff_line.startswith("-") else "")
-                    console.print(Text(diff_line, style=style))
-            elif d.fix_note:
-                console.print(Text(f"help: {d.fix_note}", style="bold cyan"))
-            console.print()
+        for line in lines:
+            text = Text()
+            for piece, style in line:
+                text.append(piece, style=style or None)
+            console.print(text)
     return capture.get()
+
+
+def _full_block(d: Diagnostic, lines: list[str], root: Path, unsafe_fixes: bool) -> list[Styled]:
+    out: list[Styled] = [
+        [(d.code, "bold red"), (_marker(d, unsafe_fixes), "bold cyan"), (" " + d.message, "bold")],
+        [(f" --> {display_path(d.filename, root)}:{d.location.row}:{d.location.column}", "blue")],
+    ]
+    first = max(1, d.location.row - 1)
+    last = min(len(lines), d.end_location.row + 1)
+    gutter = len(str(last))
+    out.append([(" " * gutter + " |", "blue")])
+    for row in range(first, last + 1):
+        raw = lines[row - 1].rstrip("\r\n") if row - 1 < len(lines) else ""
+        out.append([(f"{row:>{gutter}} | ", "blue"), (raw.expandtabs(4), "")])
+        if d.location.row <= row <= d.end_location.row:
+            start = d.location.column if row == d.location.row else len(raw) - len(raw.lstrip()) + 1
+            end = d.end_location.column if row == d.end_location.row else len(raw) + 1
+            if end > start:
+                # Columns count characters; tabs are shown as 4 spaces, so measure the prefix.
+                visual_start = len(raw[: start - 1].expandtabs(4))
+                visual_end = len(raw[: end - 1].expandtabs(4))
+                carets: Styled = [(" " * gutter + " | ", "blue"), (" " * visual_start + "^" * (visual_end - visual_start), "bold red")]
+                if row == d.end_location.row:
+                    carets.append((f" {d.code}", "bold red"))
+                out.append(carets)
+    out.append([(" " * gutter + " |", "blue")])
+    if d.fix is not None:
+        label = "help" if d.fix.applicability == "safe" else "help (unsafe fix)"
+        out.append([(f"{label}: {d.fix.message}", "bold cyan")])
+        for diff_line in _fix_diff(d, lines):
+            style = "green" if diff_line.startswith("  +") else ("red" if diff_line.startswith("  -") else "")
+            out.append([(diff_line, style)])
+    elif d.fix_note:
+        out.append([(f"help: {d.fix_note}", "bold cyan")])
+    out.append([])
+    return out
 
 
 def _fix_diff(d: Diagnostic, lines: list[str]) -> list[str]:
