@@ -294,14 +294,14 @@ def test_read_only_directory_is_reported(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_during_analysis_is_an_interruption(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Ctrl-C while libcst computes positions: the run ends as interrupted (click's "Aborted!", exit 1,
-    or 130), not as an "internal error ... please report it" with exit 2 and a dump of CST nodes.
-    (libcst's ``record_syntactic_position`` raises KeyError while unwinding the KeyboardInterrupt, and
-    ``run_check_command``'s ``except Exception`` catches that KeyError.)"""
-    import libcst.metadata.position_provider as position_provider
+    """Ctrl-C while positions are computed (inside libcst's code generation): the run ends as
+    interrupted (exit 130, or click's "Aborted!" exit 1), not as an "internal error ... please report
+    it" with exit 2 and a dump of CST nodes. (A position recorder can raise KeyError while unwinding
+    the KeyboardInterrupt; ``run_check_command`` must see the interrupt behind it.)"""
+    import pinlint.analysis.positions as positions
 
     project = make_project(tmp_path, {"m.py": PIN_SNIPPET})
-    state = position_provider.WhitespaceInclusivePositionProvidingCodegenState
+    state = positions._OffsetState
     real = state.after_codegen
     calls = [0]
 
