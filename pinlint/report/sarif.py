@@ -70,7 +70,7 @@ def _rule_descriptor(
             "id": rule.code,
             "name": rule.name,
             "shortDescription": {"text": rule.summary},
-            "fullDescription": {"text": markdown, "markdown": markdown},
+            "fullDescription": {"text": _plain_text(markdown), "markdown": markdown},
             "help": {"text": _plain_text(markdown), "markdown": markdown},
             "helpUri": rule.url,
         }
