@@ -146,7 +146,7 @@ def run_check(
     )
     run.files_checked = len(results)
     started = time.perf_counter()
-    project = ProjectHelpers(configured=ConfiguredHelper.parse(config.pin_memory_helper) if config.pin_memory_helper else None)
+    project = _project_helpers(config)
     for result in results:
         if result.analysis is not None:
             project.add(Path(result.path), result.analysis.facts)
@@ -293,7 +293,7 @@ def check_stdin(text: str, filename: Path, config: Config, options: CheckOptions
         row, column, message = result.analysis.syntax_error
         run.errors.append((str(filename), f"{row}:{column}: cannot parse: {message}"))
         return run
-    project = ProjectHelpers(configured=ConfiguredHelper.parse(config.pin_memory_helper) if config.pin_memory_helper else None)
+    project = _project_helpers(config)
     project.add(filename, result.analysis.facts)
     materializer = Materializer(config, options, project)
     diagnostics = materializer.diagnostics(filename, result.analysis)
@@ -305,6 +305,11 @@ def check_stdin(text: str, filename: Path, config: Config, options: CheckOptions
         run.stdin_output = new_text
     run.diagnostics = sorted(diagnostics, key=lambda d: d.sort_key())
     return run
+
+
+def _project_helpers(config: Config) -> ProjectHelpers:
+    configured = ConfiguredHelper.parse(config.pin_memory_helper) if config.pin_memory_helper else None
+    return ProjectHelpers(configured=configured)
 
 
 def _display(path: Path) -> str:

@@ -88,7 +88,8 @@ class FileAnalysis:
 
 
 def helper_facts(text: str, names: FileNames, newline: str) -> HelperFacts:
-    definition = _HELPER_DEF.search(text)
+    mentions_helper = torch_api.PIN_HELPER_NAME in text  # the regexes below only if it can matter
+    definition = _HELPER_DEF.search(text) if mentions_helper else None
     takes_device: bool | None = None
     if definition:
         params = [p.strip() for p in definition.group(1).split(",") if p.strip()]
@@ -99,8 +100,8 @@ def helper_facts(text: str, names: FileNames, newline: str) -> HelperFacts:
         attribute_calls=tuple(names.helper_attribute_calls),
         defines_helper=definition is not None,
         definition_takes_device=takes_device,
-        calls_without_args=len(_HELPER_CALL_NO_ARGS.findall(text)),
-        calls_with_args=len(_HELPER_CALL_ARGS.findall(text)),
+        calls_without_args=len(_HELPER_CALL_NO_ARGS.findall(text)) if mentions_helper else 0,
+        calls_with_args=len(_HELPER_CALL_ARGS.findall(text)) if mentions_helper else 0,
         module_level_bindings=frozenset(names.module_level_bindings),
         last_top_level_import_line=names.last_top_level_import_line,
         import_group_lines=tuple(sorted(names.import_group_lines.items())),
@@ -121,12 +122,7 @@ def analyze_text(
     names = scan_names(text, lines)
     names.pinned_functions = frozenset(pinned_functions)
     names.host_functions = frozenset(host_functions)
-    result = FileAnalysis(facts=helper_facts(text, names, newline) if torch_api.PIN_HELPER_NAME in text else HelperFacts(
-            newline=newline,
-            module_level_bindings=frozenset(names.module_level_bindings),
-            last_top_level_import_line=names.last_top_level_import_line,
-            import_group_lines=tuple(sorted(names.import_group_lines.items())),
-        ))
+    result = FileAnalysis(facts=helper_facts(text, names, newline))
     if not names.imports_torch:
         return result  # a file that never imports torch builds no torch tensors
     segments = candidate_segments(text, device_rule, lines)
