@@ -7,9 +7,7 @@ Exit codes: 0 clean (or everything fixed), 1 findings remain (or a file could no
 
 from __future__ import annotations
 
-import os
 import sys
-import time
 from pathlib import Path
 
 import click
@@ -45,13 +43,6 @@ class DefaultToCheck(click.Group):
             except (ImportError, AttributeError) as exc:
                 raise click.ClickException(f"`pinlint {cmd_name}` is unavailable: {exc}") from exc
         return super().get_command(ctx, cmd_name)
-
-
-def _split(values: tuple[str, ...]) -> list[str]:
-    out: list[str] = []
-    for value in values:
-        out.extend(part.strip() for part in value.split(",") if part.strip())
-    return out
 
 
 def _fail(message: str) -> None:

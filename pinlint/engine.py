@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import source, triage
-from .analysis.analyzer import FileAnalysis, HelperFacts, analyze_text
+from .analysis.analyzer import FileAnalysis, analyze_text
 from .fix.write import digest
 from .torch_api import PIN_HELPER_NAME
 

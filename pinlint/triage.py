@@ -107,7 +107,7 @@ def _header_end(lines: list[str], start: int) -> int:
     return start
 
 
-def _segment_for(lines: list[str], start: int) -> Segment | None:
+def _segment_for(lines: list[str], start: int) -> Segment:
     indent_str = lines[start][: _indent_of(lines[start])]
     width = len(indent_str)
     end = len(lines)
@@ -159,10 +159,7 @@ def candidate_segments(text: str, device_rule: bool, lines: list[str] | None = N
             # A copy at module or class level: no function to cut out, parse everything.
             return [WHOLE_FILE]
         if start not in segments:
-            segment = _segment_for(lines, start)
-            if segment is None:
-                return [WHOLE_FILE]
-            segments[start] = segment
+            segments[start] = _segment_for(lines, start)
         covered_until = segments[start].end
     return list(segments.values())
 

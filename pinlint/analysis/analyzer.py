@@ -9,7 +9,7 @@ pin-memory helper call, because which helper to call is a project-level decision
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .. import noqa, torch_api
 from ..diagnostics import Edit, Location
@@ -216,6 +216,4 @@ def _max_nesting(text: str) -> tuple[int, int]:
 
 
 def _with_noqa(finding: Finding, codes: frozenset[str]) -> Finding:
-    from dataclasses import replace
-
     return replace(finding, noqa_codes=codes)

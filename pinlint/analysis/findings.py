@@ -253,11 +253,11 @@ def _pin_memory_edits(call: cst.Call, module: cst.Module, positions: _Positions)
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == "pin_memory":
             # pin_memory=False: replace the value only.
-            return (Edit(f"pin_memory={HELPER_CALL}"[len("pin_memory="):], positions.start(arg.value), positions.end(arg.value)),)
+            return (Edit(HELPER_CALL, positions.start(arg.value), positions.end(arg.value)),)
     if not call.args:
         return None
     last = call.args[-1]
-    value_end = _past_parens(positions, last.value, positions.end(last.value), len(last.value.rpar))
+    value_end = _past_parens(positions, positions.end(last.value), len(last.value.rpar))
     if value_end is None:
         return None
     value_start = positions.start(last.value)
@@ -297,7 +297,7 @@ def _pin_memory_edits(call: cst.Call, module: cst.Module, positions: _Positions)
     return (Edit(f", pin_memory={HELPER_CALL}", value_end, value_end),)
 
 
-def _past_parens(positions: _Positions, node: cst.CSTNode, end: Location, count: int) -> Location | None:
+def _past_parens(positions: _Positions, end: Location, count: int) -> Location | None:
     """Positions exclude a node's own parentheses: step past ``count`` closing ones."""
     if not count:
         return end

@@ -10,7 +10,7 @@ Every bail-out (a value becomes ``unknown``) says why in a comment: precision fi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import libcst as cst
 import libcst.helpers
@@ -124,7 +124,6 @@ class FunctionFlow:
         #: name or attribute chain -> the target nodes that bind it (the fixer checks that a
         #: device expression is not rebound between the construction and the copy).
         self.bindings: dict[str, list[cst.CSTNode]] = {}
-        self.params: set[str] = set()
         self._statement: cst.CSTNode = scope
         #: Inside ``with torch.device(...)``, or a file that calls ``set_default_device``:
         #: factories without ``device=`` may allocate on an accelerator.
@@ -143,7 +142,6 @@ class FunctionFlow:
         if isinstance(self.scope, cst.FunctionDef):
             collector = _BoundNames()
             collector.params(self.scope.params)
-            self.params = set(collector.names)
             collector.statements(statements_in(self.scope.body))
             # A parameter or local that reuses a torch name shadows it for the whole function
             # (Python scoping: a name assigned anywhere in a function is local everywhere in it).
@@ -395,8 +393,6 @@ class FunctionFlow:
         env[key] = value
 
     # ------------------------------------------------------------------ expressions
-    _cached: dict[int, Value]
-
     def ev(self, node: cst.BaseExpression, env: Env) -> Value:
         value = self._ev(node, env)
         self._cached[id(node)] = value

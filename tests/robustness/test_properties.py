@@ -22,10 +22,9 @@ import re
 import tokenize
 import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pinlint import engine
@@ -34,7 +33,7 @@ from pinlint.config import Config
 from pinlint.pipeline import CheckOptions, run_check
 from pinlint.triage import split_lines
 
-from .support import ALL_CODES, HELPER_IMPORT, HELPER_SPEC, check_in_memory, fix_in_memory
+from .support import HELPER_IMPORT, HELPER_SPEC, check_in_memory, fix_in_memory
 
 hypothesmith = pytest.importorskip("hypothesmith", reason="hypothesmith is in the `test` extra")
 
