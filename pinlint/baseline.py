@@ -22,7 +22,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePath
 
-from pinlint.diagnostics import Diagnostic
+from pinlint.core.diagnostics import Diagnostic
 
 BASELINE_VERSION = 1
 #: Hex digits kept from the sha256: 64 bits, as wide as ruff's GitLab fingerprints, short enough

@@ -16,8 +16,8 @@ import tempfile
 from pathlib import Path
 
 from . import __version__
-from .engine import AnalysisSettings, FileResult
-from .fix.write import digest
+from .core.results import AnalysisSettings, FileResult
+from .core.text import digest
 
 _MAGIC = b"PINLINT-CACHE-1\n"
 
@@ -62,7 +62,6 @@ class Cache:
         except OSError:
             return None
         if info.st_size == entry.size and info.st_mtime_ns == entry.mtime_ns:
-            entry.from_cache = True
             return entry
         if info.st_size != entry.size:
             return None
@@ -72,14 +71,12 @@ class Cache:
             return None
         if digest(data) == entry.digest:
             entry.mtime_ns = info.st_mtime_ns
-            entry.from_cache = True
             self.dirty = True
             return entry
         return None
 
     def store(self, result: FileResult) -> None:
         if result.error is None and result.analysis is not None:
-            result.from_cache = False
             self.entries[result.path] = result
             self.dirty = True
 

@@ -1,4 +1,5 @@
-"""The rule catalog: one TOML file per rule in ``rules/`` (shipped in the wheel as ``pinlint/_rules``).
+"""The rule catalog: each registered rule's documentation, from the ``<CODE>.toml`` beside its
+module in ``pinlint/rules/``.
 
 It is the single source for ``pinlint rule CODE``, the generated docs pages, the SARIF rule list
 and the example-driven tests.
@@ -30,7 +31,7 @@ class Example:
 
 
 @dataclass(frozen=True)
-class Rule:
+class RuleDoc:
     code: str
     name: str
     summary: str
@@ -86,12 +87,7 @@ class Rule:
         return "\n".join(parts) + "\n"
 
 
-def _rules_dir() -> Path:
-    here = Path(__file__).resolve().parent
-    shipped = here / "_rules"
-    if shipped.is_dir():
-        return shipped
-    return here.parent / "rules"  # a source checkout or an editable install
+RULES_DIR = Path(__file__).resolve().parent / "rules"
 
 
 def _examples(raw: list[dict[str, object]]) -> tuple[Example, ...]:
@@ -107,13 +103,16 @@ def _examples(raw: list[dict[str, object]]) -> tuple[Example, ...]:
 
 
 @lru_cache(maxsize=1)
-def all_rules() -> tuple[Rule, ...]:
+def all_rules() -> tuple[RuleDoc, ...]:
+    from pinlint.rules import RULES
+
     rules = []
-    for path in sorted(_rules_dir().glob("PIN*.toml")):
+    for registered in RULES:
+        path = RULES_DIR / f"{registered.code}.toml"
         with path.open("rb") as fh:
             data = tomllib.load(fh)
         rules.append(
-            Rule(
+            RuleDoc(
                 code=data["code"],
                 name=data["name"],
                 summary=data["summary"],
@@ -132,7 +131,7 @@ def all_rules() -> tuple[Rule, ...]:
     return tuple(rules)
 
 
-def get_rule(code_or_name: str) -> Rule | None:
+def get_rule(code_or_name: str) -> RuleDoc | None:
     key = code_or_name.strip()
     for rule in all_rules():
         if rule.code == key.upper() or rule.name == key.lower():

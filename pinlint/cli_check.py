@@ -11,8 +11,8 @@ import click
 
 from . import __version__
 from .config import Config, ConfigError, load, selected_codes
-from .diagnostics import Diagnostic
-from .pipeline import CheckOptions, CheckRun, check_stdin, run_check
+from .core.diagnostics import Diagnostic
+from .app import CheckOptions, CheckRun, check_stdin, run_check
 from .report import ReportContext
 from .report.human import display_path, render_concise, render_full, summary
 
@@ -133,14 +133,14 @@ def _run(a: CheckArgs) -> int:
         _error("`-` (stdin) cannot be combined with other paths")
         return EXIT_ERROR
 
-    from . import engine
+    from . import runner
 
     # A directory usually means many files: start the workers now, so that their libcst
     # import overlaps discovery. (pre-commit passes files, and small runs stay in-process.)
     pool = None
-    jobs = a.jobs or engine.default_jobs()
+    jobs = a.jobs or runner.default_jobs()
     if jobs > 1 and any(Path(p).is_dir() for p in paths) and not _warm_cache_likely(config, options):
-        pool = engine.WorkerPool(jobs)
+        pool = runner.WorkerPool(jobs)
     try:
         return _run_paths(a, paths, config, options, pool)
     finally:
@@ -151,7 +151,7 @@ def _run(a: CheckArgs) -> int:
 def _warm_cache_likely(config: Config, options: CheckOptions) -> bool:
     """A cache file for these settings exists: most files will be hits, workers would idle."""
     from .cache import cache_file
-    from .pipeline import analysis_settings, cache_dir, uses_cache
+    from .app import analysis_settings, cache_dir, uses_cache
 
     return uses_cache(options) and cache_file(cache_dir(config, options), analysis_settings(config, options.selected)).exists()
 

@@ -20,12 +20,13 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
-from . import __version__, noqa, source, triage
-from .analysis.analyzer import analyze_text
+from . import __version__, lint, noqa, source
+from .core.results import AnalysisSettings
 
-#: Off by default, as in ``rules/PIN003.toml``; computed rather than listed so a new opt-in rule
-#: in the catalog is off under flake8 too. Read lazily: the catalog parses TOML files.
+
 def _opt_in_codes() -> list[str]:
+    """Rules off by default (PIN003); computed rather than listed so a new opt-in rule in the
+    catalog is off under flake8 too. Read lazily: the catalog parses TOML files."""
     from . import catalog
 
     return [rule.code for rule in catalog.all_rules() if not rule.default_enabled]
@@ -53,9 +54,9 @@ class PinlintChecker:
     name = "pinlint"
     version = __version__
 
-    #: Whether to compute opt-in findings (PIN003): only when flake8 will report them, because
+    #: The rules to compute: opt-in ones (PIN003) only when flake8 will report them, because
     #: the PIN003 triage lets many more files through to the (slower) libcst parse.
-    device_rule: bool = False
+    rules: tuple[str, ...] = ()
     #: flake8's --disable-noqa also turns off pinlint's own reading of noqa comments.
     disable_noqa: bool = False
 
@@ -72,21 +73,23 @@ class PinlintChecker:
     @classmethod
     def parse_options(cls, options: argparse.Namespace) -> None:
         cls.disable_noqa = bool(getattr(options, "disable_noqa", False))
-        cls.device_rule = any(_flake8_reports(options, code) for code in _opt_in_codes())
+        from . import catalog
+
+        opt_in = set(_opt_in_codes())
+        cls.rules = tuple(
+            rule.code
+            for rule in catalog.all_rules()
+            if rule.code not in opt_in or _flake8_reports(options, rule.code)
+        )
 
     def run(self) -> Iterator[tuple[int, int, str, type[PinlintChecker]]]:
         text = "".join(self.lines)
-        # The same byte-level triage `pinlint check` applies: most files stop here, unparsed.
-        if not triage.has_triggers(text.encode("utf-8", "surrogatepass"), self.device_rule):
-            return
         pinned, host = _project_functions()
-        analysis = analyze_text(
-            text,
-            device_rule=self.device_rule,
-            newline=source.detect_newline(text),
-            pinned_functions=pinned,
-            host_functions=host,
-        )
+        settings = AnalysisSettings(rules=self.rules, pinned_functions=pinned, host_functions=host)
+        # The same byte-level triage `pinlint check` applies: most files stop here, unparsed.
+        if not lint.file_triggered(text.encode("utf-8", "surrogatepass"), lint.rule_set(settings)):
+            return
+        analysis = lint.analyze_text(text, settings, newline=source.detect_newline(text))
         # A file libcst cannot parse: flake8 reports syntax errors itself (E999).
         if analysis.syntax_error is not None:
             return

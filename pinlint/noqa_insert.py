@@ -12,10 +12,10 @@ from collections import defaultdict
 from pathlib import Path
 
 from . import noqa, source
-from .diagnostics import Diagnostic
+from .core.diagnostics import Diagnostic
 from .fix.apply import parses
 from .fix.write import ChangedOnDisk, atomic_write, digest
-from .triage import split_lines
+from .core.text import split_lines
 
 _NOQA_CODES = re.compile(r"(#\s*noqa:\s*)([A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*)", re.IGNORECASE)
 

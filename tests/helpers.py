@@ -7,8 +7,8 @@ from pathlib import Path
 
 from pinlint import catalog
 from pinlint.config import Config
-from pinlint.diagnostics import Diagnostic
-from pinlint.pipeline import CheckOptions, CheckRun, check_stdin
+from pinlint.core.diagnostics import Diagnostic
+from pinlint.app import CheckOptions, CheckRun, check_stdin
 
 ALL_CODES = set(catalog.all_codes())
 

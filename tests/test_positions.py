@@ -8,11 +8,11 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from pinlint.analysis import findings, positions
+from pinlint.analysis import interpreter, positions
 from tests.helpers import lint
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-SOURCES = sorted(FIXTURES.glob("*/*.py")) + [Path(positions.__file__), Path(findings.__file__)]
+SOURCES = sorted(FIXTURES.glob("*/*.py")) + [Path(positions.__file__), Path(interpreter.__file__)]
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=[p.parent.name + "/" + p.name for p in SOURCES])
@@ -39,6 +39,6 @@ def test_fallback_to_position_provider_gives_the_same_findings(monkeypatch: pyte
     def broken(*args: object, **kwargs: object) -> None:
         raise AttributeError("libcst changed its codegen hooks")
 
-    monkeypatch.setattr(findings, "NodeSpans", broken)
+    monkeypatch.setattr(positions, "NodeSpans", broken)
     after = [(d.location, d.end_location, d.fix) for d in lint(text, helper=helper).diagnostics]
     assert before and after == before

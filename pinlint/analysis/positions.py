@@ -6,7 +6,7 @@ pass only adds token lengths to a running character offset and stores ``(start, 
 rows and columns are computed afterwards for the few nodes a finding needs. The semantics are
 ``PositionProvider``'s (syntactic positions: whitespace the node owns is excluded where libcst
 records it so). It relies on libcst's code-generation hooks (``CodegenState``); should they ever
-change shape, ``node_spans`` falls back to ``PositionProvider``.
+change shape, ``Positions`` falls back to ``PositionProvider``.
 """
 
 from __future__ import annotations
@@ -16,6 +16,10 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from pinlint.analysis.triage import Segment
+from pinlint.core.diagnostics import Location
 
 
 @dataclass
@@ -89,3 +93,40 @@ class NodeSpans:
 
     def end(self, node: cst.CSTNode) -> tuple[int, int]:
         return self._line_column(self._spans[id(node)][1])
+
+
+class Positions:
+    """Maps nodes of a (dedented) segment back to 1-based rows and columns of the file."""
+
+    def __init__(self, module: cst.Module, segment: Segment, lines: list[str], source: str) -> None:
+        try:
+            spans = NodeSpans(module, source)
+            self._start, self._end = spans.start, spans.end
+        except Exception:  # noqa: BLE001 - libcst's codegen hooks changed: use its public provider
+            ranges = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+            self._start = lambda node: (ranges[node].start.line, ranges[node].start.column)
+            self._end = lambda node: (ranges[node].end.line, ranges[node].end.column)
+        self._row_offset = 0 if segment.whole_file else segment.start
+        self._col_offset = len(segment.indent)
+        self.lines = lines
+
+    def start(self, node: cst.CSTNode) -> Location:
+        return self._location(*self._start(node))
+
+    def end(self, node: cst.CSTNode) -> Location:
+        return self._location(*self._end(node))
+
+    def rows(self, node: cst.CSTNode) -> tuple[int, int]:
+        return (self._start(node)[0] + self._row_offset, self._end(node)[0] + self._row_offset)
+
+    def snippet(self, row: int) -> str:
+        return self.lines[row - 1].strip() if 0 < row <= len(self.lines) else ""
+
+    def _location(self, line: int, column: int) -> Location:
+        row = line + self._row_offset
+        offset = self._col_offset if self._col_offset and self._dedented(row) else 0
+        return Location(row, column + offset + 1)
+
+    def _dedented(self, row: int) -> bool:
+        text = self.lines[row - 1] if 0 < row <= len(self.lines) else ""
+        return bool(text.strip()) and not text.lstrip().startswith("#")

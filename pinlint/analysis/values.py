@@ -17,16 +17,35 @@ Unknown is never flagged (precision first).
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING
 
-import libcst as cst
+if TYPE_CHECKING:
+    import libcst as cst
 
-Kind = Literal["pageable", "pinned", "device", "pydata", "numpy", "unknown"]
+
+class Kind(enum.Enum):
+    PAGEABLE = "pageable"
+    PINNED = "pinned"
+    DEVICE = "device"
+    PYDATA = "pydata"
+    NUMPY = "numpy"
+    UNKNOWN = "unknown"
 
 
-@dataclass(frozen=True, eq=False)
+#: Kinds that are host tensors.
+HOST_KINDS = frozenset({Kind.PAGEABLE, Kind.PINNED})
+#: Kinds that are tensors (``torch.tensor(value, pin_memory=...)`` would raise).
+TENSOR_KINDS = frozenset({Kind.PAGEABLE, Kind.PINNED, Kind.DEVICE})
+PYDATA_KINDS = frozenset({Kind.PYDATA})
+
+
+@dataclass(frozen=True)
 class Origin:
+    """Equal when kind, birth node (by identity: libcst nodes compare by identity) and facts
+    are equal, so that re-walking a loop body yields the same origins."""
+
     kind: Kind
     #: Where a pageable tensor was born (the expression the finding points at).
     node: cst.CSTNode | None = None
@@ -36,15 +55,18 @@ class Origin:
     what: str = ""
     #: For pinnable ``torch.tensor(data)``: is ``data`` provably Python data (a safe fix)?
     data_is_python: bool = False
+    #: For pageable: the torch factory or method that made it (``"tensor"``, ``"zeros"``), ""
+    #: for other births. Fix safety reads this, never the display text.
+    factory: str = ""
 
 
 Value = frozenset[Origin]
 
-UNKNOWN_ORIGIN = Origin("unknown")
-PINNED_ORIGIN = Origin("pinned")
-DEVICE_ORIGIN = Origin("device")
-PYDATA_ORIGIN = Origin("pydata")
-NUMPY_ORIGIN = Origin("numpy")
+UNKNOWN_ORIGIN = Origin(Kind.UNKNOWN)
+PINNED_ORIGIN = Origin(Kind.PINNED)
+DEVICE_ORIGIN = Origin(Kind.DEVICE)
+PYDATA_ORIGIN = Origin(Kind.PYDATA)
+NUMPY_ORIGIN = Origin(Kind.NUMPY)
 
 UNKNOWN: Value = frozenset({UNKNOWN_ORIGIN})
 PINNED: Value = frozenset({PINNED_ORIGIN})
@@ -53,22 +75,33 @@ PYDATA: Value = frozenset({PYDATA_ORIGIN})
 NUMPY: Value = frozenset({NUMPY_ORIGIN})
 
 
-def pageable(node: cst.CSTNode, *, pinnable: bool, what: str, data_is_python: bool = False) -> Value:
-    return frozenset({Origin("pageable", node, pinnable, what, data_is_python)})
+def pageable(
+    node: cst.CSTNode, *, pinnable: bool, what: str, data_is_python: bool = False, factory: str = ""
+) -> Value:
+    return frozenset({Origin(Kind.PAGEABLE, node, pinnable, what, data_is_python, factory)})
 
 
-def kinds(value: Value) -> set[str]:
+def kinds(value: Value) -> set[Kind]:
     return {origin.kind for origin in value}
 
 
 def is_host(value: Value) -> bool:
     """Every path gives a host tensor (pageable or pinned)."""
-    return bool(value) and kinds(value) <= {"pageable", "pinned"}
+    return bool(value) and kinds(value) <= HOST_KINDS
 
 
 def is_tensor(value: Value) -> bool:
     """Every path gives a tensor (so ``torch.tensor(value, pin_memory=...)`` would raise)."""
-    return bool(value) and kinds(value) <= {"pageable", "pinned", "device"}
+    return bool(value) and kinds(value) <= TENSOR_KINDS
+
+
+def is_pydata(value: Value) -> bool:
+    """Every path gives Python data (an empty value counts: callers check emptiness)."""
+    return kinds(value) <= PYDATA_KINDS
+
+
+def only(value: Value, kind: Kind) -> bool:
+    return kinds(value) == {kind}
 
 
 def derived(value: Value, node: cst.CSTNode, what: str) -> Value:
@@ -77,13 +110,14 @@ def derived(value: Value, node: cst.CSTNode, what: str) -> Value:
     New host tensors are never pinned, and cannot be pinned at birth (PIN002).
     """
     k = kinds(value)
-    if not value or "unknown" in k:
-        return UNKNOWN
-    if "device" in k:
-        return DEVICE if k == {"device"} else UNKNOWN
-    if k <= {"pageable", "pinned"}:
+    if not value or Kind.UNKNOWN in k:
+        return UNKNOWN  # any unknown input: unknown result
+    if Kind.DEVICE in k:
+        # On the device on every path, or a mix whose host-ness rests on a run-time condition.
+        return DEVICE if k == {Kind.DEVICE} else UNKNOWN
+    if k <= HOST_KINDS:
         return pageable(node, pinnable=False, what=what)
-    return UNKNOWN
+    return UNKNOWN  # Python data or numpy mixed in: no tensor provenance to follow
 
 
 def combine(values: list[Value], node: cst.CSTNode, what: str) -> Value:
@@ -92,8 +126,8 @@ def combine(values: list[Value], node: cst.CSTNode, what: str) -> Value:
     Python numbers and data mixed in are fine (``x + 1``); a device input makes it a device
     value; any unknown input makes it unknown.
     """
-    tensors = [v for v in values if not kinds(v) <= {"pydata"}]
+    tensors = [v for v in values if not is_pydata(v)]
     if not tensors:
-        return UNKNOWN
+        return UNKNOWN  # no tensor input: whatever this returns is not a host tensor we know
     merged = frozenset().union(*tensors)
     return derived(merged, node, what)

@@ -1,28 +1,16 @@
-"""Apply fixes to a file's text: non-overlapping edits, de-duplicated imports, then verification."""
+"""Apply fixes to a file's text: non-overlapping edits, de-duplicated imports; parse check; diffs."""
 
 from __future__ import annotations
 
 import ast
 
-from ..diagnostics import Diagnostic, Edit, Location
-from ..triage import split_lines
-
-
-def _offsets(text: str) -> list[int]:
-    starts = [0]
-    for line in split_lines(text):
-        starts.append(starts[-1] + len(line))
-    return starts
-
-
-def _offset(starts: list[int], location: Location) -> int:
-    row = min(max(location.row, 1), len(starts))
-    return starts[row - 1] + location.column - 1
+from pinlint.core.diagnostics import Diagnostic, Edit
+from pinlint.core.text import LineIndex
 
 
 def apply_edits(text: str, edits: list[Edit]) -> str:
-    starts = _offsets(text)
-    spans = sorted({(_offset(starts, e.location), _offset(starts, e.end_location), e.content) for e in edits})
+    index = LineIndex.of(text)
+    spans = sorted({(index.offset(e.location), index.offset(e.end_location), e.content) for e in edits})
     out = []
     cursor = 0
     for start, end, content in spans:
@@ -36,18 +24,16 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
 def select_fixes(text: str, diagnostics: list[Diagnostic], unsafe: bool) -> tuple[list[Diagnostic], list[Edit], list[tuple[Diagnostic, str]]]:
     """Fixes to apply together: each fix's edits must not overlap another applied fix's edits
     (identical edits, such as the shared import, are merged)."""
-    starts = _offsets(text)
+    index = LineIndex.of(text)
     taken: list[tuple[int, int, str]] = []
     chosen: list[Diagnostic] = []
     edits: list[Edit] = []
     dropped: list[tuple[Diagnostic, str]] = []
     for diagnostic in sorted(diagnostics, key=lambda d: d.sort_key()):
         fix = diagnostic.fix
-        if fix is None or fix.applicability == "display-only":
+        if fix is None or not fix.applies(unsafe):
             continue
-        if fix.applicability == "unsafe" and not unsafe:
-            continue
-        spans = [(_offset(starts, e.location), _offset(starts, e.end_location), e.content) for e in fix.edits]
+        spans = [(index.offset(e.location), index.offset(e.end_location), e.content) for e in fix.edits]
         clash = False
         for start, end, content in spans:
             for t_start, t_end, t_content in taken:

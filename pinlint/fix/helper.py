@@ -1,4 +1,4 @@
-"""Which pin-memory helper a fix calls, and how it gets imported (design §4).
+"""Which pin-memory helper a fix calls, and how it gets imported.
 
 ``is_pin_memory_available`` is not a torch API: each project defines its own (SGLang's takes the
 device, vLLM's takes nothing). Resolution order, per file:
@@ -18,8 +18,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import torch_api
-from ..analysis.analyzer import HelperFacts
+from pinlint import torch_api
+from pinlint.core.results import HelperFacts
+from pinlint.fix.imports import ImportRequest
 
 CONFIGURE_HINT = (
     'no pin-memory helper found in this file or project; set `pin-memory-helper = "your_pkg.utils:'
@@ -93,7 +94,7 @@ class HelperChoice:
     #: What the fix calls: ``is_pin_memory_available`` or ``utils.is_pin_memory_available``.
     call_name: str
     #: The import to add, or None when the name is already bound in the file.
-    import_line: str | None
+    needs_import: ImportRequest | None
     takes_device: bool | None
     source: str
 
@@ -141,4 +142,4 @@ def resolve(facts: HelperFacts, project: ProjectHelpers, path: Path | None) -> H
         return f"no automatic fix: `{function}` is already bound to something else in this file"
     if facts.last_top_level_import_line is None:
         return f"no automatic fix: this file has no module-level imports to add `from {module} import {function}` to"
-    return HelperChoice(function, f"from {module} import {function}", arity, source)
+    return HelperChoice(function, ImportRequest(module, function), arity, source)

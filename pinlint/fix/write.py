@@ -6,18 +6,15 @@ file's permissions are kept. A file that changed on disk since pinlint read it i
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from pathlib import Path
 
+from pinlint.core.text import digest
+
 
 class ChangedOnDisk(Exception):
     """The file was modified after pinlint read it; writing would lose that change."""
-
-
-def digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def atomic_write(path: Path, data: bytes, expected_digest: str) -> None:

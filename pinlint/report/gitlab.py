@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pinlint.baseline import assign_fingerprints, relative_posix_path
-from pinlint.diagnostics import Diagnostic
+from pinlint.core.diagnostics import Diagnostic
 from pinlint.report import ReportContext
 from pinlint.report.json_format import sorted_diagnostics
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..diagnostics import Diagnostic
+from ..core.diagnostics import Diagnostic
 from ..fix.apply import apply_edits
-from ..triage import split_lines
+from pinlint.core.text import split_lines
 
 
 def display_path(filename: str, root: Path) -> str:

@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from pinlint.diagnostics import Diagnostic, Location
+from pinlint.core.diagnostics import Diagnostic, Location
 from pinlint.report import ReportContext
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from pinlint.diagnostics import Diagnostic
+from pinlint.core.diagnostics import Diagnostic
 from pinlint.report import ReportContext
 from pinlint.report.json_format import diagnostic_to_dict, sorted_diagnostics
 

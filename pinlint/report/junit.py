@@ -14,7 +14,7 @@ from itertools import groupby
 from pathlib import PurePosixPath
 
 from pinlint.baseline import relative_posix_path
-from pinlint.diagnostics import Diagnostic
+from pinlint.core.diagnostics import Diagnostic
 from pinlint.report import ReportContext
 from pinlint.report.json_format import sorted_diagnostics
 

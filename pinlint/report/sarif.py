@@ -24,8 +24,8 @@ from typing import Any
 from urllib.parse import quote
 
 from pinlint.baseline import assign_fingerprints, relative_posix_path
-from pinlint.catalog import Rule, get_rule
-from pinlint.diagnostics import Diagnostic, Edit, Fix, Location
+from pinlint.catalog import RuleDoc, get_rule
+from pinlint.core.diagnostics import Diagnostic, Edit, Fix, Location
 from pinlint.report import ReportContext
 from pinlint.report.json_format import sorted_diagnostics
 
@@ -47,7 +47,7 @@ def _plain_text(markdown: str) -> str:
 
 
 def _rule_descriptor(
-    code: str, rule: Rule | None, sample: Diagnostic | None
+    code: str, rule: RuleDoc | None, sample: Diagnostic | None
 ) -> dict[str, Any]:
     if rule is None:
         # A code without a catalog entry (should not happen in a release) still needs a

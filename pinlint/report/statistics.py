@@ -16,7 +16,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pinlint.diagnostics import Diagnostic
+from pinlint.core.diagnostics import Diagnostic
 
 
 @dataclass(frozen=True)

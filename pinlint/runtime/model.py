@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from pinlint.diagnostics import Diagnostic, Location
+from pinlint.core.diagnostics import Diagnostic, Location
 from pinlint.runtime.sites import Site
 
 #: Transfer kinds.

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pinlint.catalog import Rule
-from pinlint.diagnostics import Diagnostic, Edit, Fix, Location
+from pinlint.catalog import RuleDoc
+from pinlint.core.diagnostics import Diagnostic, Edit, Fix, Location
 from pinlint.report import ReportContext
 
 ROOT = Path("/home/user/proj")
@@ -79,9 +79,9 @@ ESCAPES = Diagnostic(
 DIAGNOSTICS = [NO_FIX, MULTILINE, ESCAPES]
 
 
-def make_rule(code: str, name: str, summary: str) -> Rule:
+def make_rule(code: str, name: str, summary: str) -> RuleDoc:
     """A small catalog entry, so the SARIF snapshot does not depend on ``rules/``."""
-    return Rule(
+    return RuleDoc(
         code=code,
         name=name,
         summary=summary,

@@ -20,7 +20,7 @@ from pinlint.baseline import (
     relative_posix_path,
     write_baseline,
 )
-from pinlint.diagnostics import Diagnostic, Edit, Fix, Location
+from pinlint.core.diagnostics import Diagnostic, Edit, Fix, Location
 
 
 def make(

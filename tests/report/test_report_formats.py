@@ -22,7 +22,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from report_cases import CTX, DIAGNOSTICS, ESCAPES, MULTILINE, NO_FIX, ROOT, RULES
 
-from pinlint.diagnostics import Diagnostic, Location
+from pinlint.core.diagnostics import Diagnostic, Location
 from pinlint.report import (
     ReportContext,
     github,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pinlint import catalog
 from pinlint.config import Config
-from pinlint.pipeline import CheckOptions, CheckRun, check_stdin
+from pinlint.app import CheckOptions, CheckRun, check_stdin
 
 REPO = Path(__file__).resolve().parents[2]
 HELPER_SPEC = "myproj.utils:is_pin_memory_available(device)"

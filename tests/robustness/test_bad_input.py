@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from pinlint.analysis.analyzer import analyze_text
-from pinlint.triage import split_lines
+from pinlint.core.results import AnalysisSettings
+from pinlint.lint import analyze_text
+from pinlint.core.text import split_lines
 
 from .support import (
     HELPER_IMPORT,
@@ -273,7 +274,7 @@ def test_no_quadratic_blowup_in_file_length() -> None:
         best = float("inf")
         for _ in range(n):
             started = time.perf_counter()
-            analyze_text(text, device_rule=True)
+            analyze_text(text, AnalysisSettings(rules=("PIN001", "PIN002", "PIN003")))
             best = min(best, time.perf_counter() - started)
         return best
 
@@ -462,7 +463,7 @@ def test_unreadable_file_clirunner(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     """In-process, the read is made to fail (chmod does not stop root): the engine's open()."""
     import builtins
 
-    import pinlint.engine
+    import pinlint.runner
 
     project = make_project(tmp_path, {"secret.py": PIN_SNIPPET, "good.py": PIN_SNIPPET})
     real_open = builtins.open
@@ -472,7 +473,7 @@ def test_unreadable_file_clirunner(tmp_path: Path, monkeypatch: pytest.MonkeyPat
             raise PermissionError(13, "Permission denied", str(file))
         return real_open(file, *args, **kwargs)
 
-    monkeypatch.setattr(pinlint.engine, "open", fake_open, raising=False)
+    monkeypatch.setattr(pinlint.runner, "open", fake_open, raising=False)
     result = run_clirunner(["check", ".", "--output-format", "json", "--no-cache", "--jobs", "1"], project)
     result.assert_no_crash()
     assert result.exit_code == 1, result

@@ -27,11 +27,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pinlint import engine
-from pinlint.analysis.analyzer import analyze_text
+from pinlint import runner
+from pinlint.core.results import AnalysisSettings
+from pinlint.lint import analyze_text
+
+DEFAULT_RULES = ("PIN001", "PIN002")
+ALL_RULES = ("PIN001", "PIN002", "PIN003")
 from pinlint.config import Config
-from pinlint.pipeline import CheckOptions, run_check
-from pinlint.triage import split_lines
+from pinlint.app import CheckOptions, run_check
+from pinlint.core.text import split_lines
 
 from .support import HELPER_IMPORT, HELPER_SPEC, check_in_memory, fix_in_memory
 
@@ -86,8 +90,8 @@ def _never_raises(source: str) -> None:
 
 
 def _never_raises_inner(source: str) -> None:
-    for device_rule in (False, True):
-        analysis = analyze_text(source, device_rule=device_rule)
+    for rules in (DEFAULT_RULES, ALL_RULES):
+        analysis = analyze_text(source, AnalysisSettings(rules=rules))
         if analysis.syntax_error is not None:
             row, column, message = analysis.syntax_error
             assert isinstance(row, int) and isinstance(column, int) and message
@@ -128,8 +132,8 @@ def test_never_raises_on_bytes(data: bytes, prefix: bytes) -> None:
     """Arbitrary bytes (with trigger words) through the engine's per-file entry point."""
     _count("bytes")
     payload = prefix + data + b"\nx.to(d, non_blocking=True)\n"
-    for device_rule in (False, True):
-        result = engine.analyze_bytes("/tmp/pinlint_robustness/b.py", payload, engine.AnalysisSettings(device_rule=device_rule))
+    for rules in (DEFAULT_RULES, ALL_RULES):
+        result = runner.analyze_bytes("/tmp/pinlint_robustness/b.py", payload, AnalysisSettings(rules=rules))
         assert (result.error is None) != (result.analysis is None) or result.analysis is not None
 
 

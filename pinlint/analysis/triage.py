@@ -1,8 +1,8 @@
-"""Step 3 of the pipeline: decide cheaply, from text alone, what can hold a finding.
+"""Triage: decide cheaply, from text alone, what can hold a finding.
 
-On real code only a few percent of files mention ``non_blocking`` (design §7), and within
-those only the functions that contain a copy matter: the analysis is function-local. So the
-triage (1) tests the raw bytes for trigger words, then (2) cuts the text into the *outermost
+On real code only a few percent of files mention ``non_blocking``, and within those only the
+functions that contain a copy matter: the analysis is function-local. So the triage (1) tests
+the raw bytes for the selected rules' trigger words, then (2) cuts the text into the *outermost
 functions* that contain a trigger line, so that libcst parses those functions alone.
 
 Cutting by indentation is a heuristic. It is safe because every segment is parsed: a segment
@@ -12,31 +12,49 @@ continuation) fails to parse, and the caller then parses the whole file instead.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
-# A positional non_blocking: `.to(dev, dtype, True)`, `.cuda(dev, True)`, `.copy_(src, True)`.
-_POSITIONAL_TRUE = re.compile(rb"\.(?:to|cuda|copy_)\([^\n]*,\s*True\s*\)")
-_POSITIONAL_TRUE_STR = re.compile(r"\.(?:to|cuda|copy_)\(.*,\s*True\s*\)")
-_DEVICE_KW = re.compile(r"\bdevice\s*=")
+from pinlint.core.text import split_lines
+
 _DEF = re.compile(r"([ \t]*)(?:async[ \t]+)?def[ \t]")
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
-def split_lines(text: str) -> list[str]:
-    """Lines with their endings, split only on the newlines Python's tokenizer knows."""
-    return _LINE.findall(text)
+@dataclass(frozen=True)
+class Trigger:
+    """Text that marks a line a rule may flag: ``word`` must occur in the file's bytes (a fast
+    ``in`` test), then ``pattern`` (a regex over one line) must match."""
+
+    word: bytes
+    pattern: str
 
 
-def has_triggers(data: bytes, device_rule: bool) -> bool:
-    """The byte-level test every file gets: is there anything a rule could flag?"""
-    if b"torch" not in data:
-        return False  # a file that never names torch cannot build a torch tensor
-    if b"non_blocking" in data:
-        return True
-    if b"True" in data and _POSITIONAL_TRUE.search(data):
-        return True
-    return device_rule and b"device" in data
+class Triggers:
+    """The union of the selected rules' triggers, compiled once into one regex."""
+
+    def __init__(self, triggers: tuple[Trigger, ...]) -> None:
+        unique = tuple(dict.fromkeys(triggers))
+        self.triggers = unique
+        self._byte_patterns = tuple(
+            (t.word, None if t.pattern == t.word.decode() else re.compile(t.pattern.encode())) for t in unique
+        )
+        self.pattern = re.compile("|".join(t.pattern for t in unique)) if unique else None
+
+    def file_matches(self, data: bytes) -> bool:
+        """The byte-level test every file gets: is there anything a rule could flag?"""
+        if b"torch" not in data:
+            return False  # a file that never names torch cannot build a torch tensor
+        for word, pattern in self._byte_patterns:
+            if word in data and (pattern is None or pattern.search(data)):
+                return True
+        return False
+
+
+@lru_cache(maxsize=16)
+def compile_triggers(triggers: tuple[Trigger, ...]) -> Triggers:
+    return Triggers(triggers)
 
 
 @dataclass(frozen=True)
@@ -64,15 +82,10 @@ def _is_blank_or_comment(line: str) -> bool:
     return not stripped or stripped.startswith("#")
 
 
-def _is_hit(line: str, device_rule: bool) -> bool:
+def _is_hit(line: str) -> bool:
     stripped = line.lstrip()
-    if stripped.startswith("#") or _DEF.match(line):
-        return False  # a comment, or a `def` whose name or defaults mention it: no copy here
-    if "non_blocking" in line:
-        return True
-    if "True" in line and _POSITIONAL_TRUE_STR.search(line):
-        return True
-    return device_rule and "device" in line and _DEVICE_KW.search(line) is not None
+    # A comment, or a `def` whose name or defaults mention a trigger: no copy here.
+    return not (stripped.startswith("#") or _DEF.match(line))
 
 
 def _enclosing_def(lines: list[str], hit: int) -> int | None:
@@ -124,34 +137,29 @@ def _segment_for(lines: list[str], start: int) -> Segment:
     return Segment(start, end, indent_str)
 
 
-_HIT = re.compile(r"non_blocking|\.(?:to|cuda|copy_)\([^\n]*,[ \t]*True[ \t]*\)")
-_HIT_WITH_DEVICE = re.compile(r"non_blocking|\.(?:to|cuda|copy_)\([^\n]*,[ \t]*True[ \t]*\)|\bdevice[ \t]*=")
-
-
-def _hit_lines(text: str, lines: list[str], device_rule: bool) -> list[int]:
+def _hit_lines(text: str, lines: list[str], triggers: Triggers) -> list[int]:
     """0-based indices of trigger lines, found by one regex pass over the whole text."""
+    if triggers.pattern is None:
+        return []
     starts = []
     offset = 0
     for line in lines:
         starts.append(offset)
         offset += len(line)
-    import bisect
-
     found: list[int] = []
-    pattern = _HIT_WITH_DEVICE if device_rule else _HIT
-    for match in pattern.finditer(text):
+    for match in triggers.pattern.finditer(text):
         index = bisect.bisect_right(starts, match.start()) - 1
-        if (not found or found[-1] != index) and _is_hit(lines[index], device_rule):
+        if (not found or found[-1] != index) and _is_hit(lines[index]):
             found.append(index)
     return found
 
 
-def candidate_segments(text: str, device_rule: bool, lines: list[str] | None = None) -> list[Segment]:
+def candidate_segments(text: str, triggers: Triggers, lines: list[str] | None = None) -> list[Segment]:
     """The outermost functions that contain a trigger line; [WHOLE_FILE] for module-level hits."""
     lines = split_lines(text) if lines is None else lines
     segments: dict[int, Segment] = {}
     covered_until = -1
-    for index in _hit_lines(text, lines, device_rule):
+    for index in _hit_lines(text, lines, triggers):
         if index < covered_until:
             continue
         start = _enclosing_def(lines, index)

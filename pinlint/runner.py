@@ -1,4 +1,4 @@
-"""Run the per-file pipeline (read → triage → analyze) over many files, in parallel, with a cache.
+"""Run the per-file pipeline (read → triage → lint) over many files, in parallel, with a cache.
 
 Workers read files themselves so that reading, too, uses every core; they return small picklable
 results. Configuration is resolved once in the parent and handed to workers as one small object.
@@ -14,52 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import source, triage
-from .analysis.analyzer import FileAnalysis, analyze_text
-from .fix.write import digest
-from .torch_api import PIN_HELPER_NAME
+from pinlint import lint, source
+from pinlint.core.results import AnalysisSettings, FileAnalysis, FileResult, Timings
+from pinlint.core.text import digest
 
 if TYPE_CHECKING:
-    from .cache import Cache
-
-_HELPER_BYTES = PIN_HELPER_NAME.encode()
-
-
-@dataclass(frozen=True)
-class AnalysisSettings:
-    """Everything that changes a file's analysis result (part of the cache key)."""
-
-    device_rule: bool
-    pinned_functions: tuple[str, ...] = ()
-    host_functions: tuple[str, ...] = ()
-
-    def key(self) -> str:
-        return repr((self.device_rule, self.pinned_functions, self.host_functions))
-
-
-@dataclass
-class FileResult:
-    path: str
-    analysis: FileAnalysis | None
-    #: Why the file could not be checked (unreadable, undecodable); None when it was.
-    error: str | None = None
-    size: int = 0
-    mtime_ns: int = 0
-    digest: str = ""
-    triaged_in: bool = False
-    from_cache: bool = False
-
-
-@dataclass
-class Timings:
-    phases: dict[str, float] = field(default_factory=dict)
-    files: int = 0
-    triaged: int = 0
-    cache_hits: int = 0
-    parsed_lines: int = 0
-
-    def add(self, phase: str, seconds: float) -> None:
-        self.phases[phase] = self.phases.get(phase, 0.0) + seconds
+    from pinlint.cache import Cache
 
 
 #: The result of a file that holds nothing for pinlint (shared: results are never mutated).
@@ -67,8 +27,9 @@ EMPTY = FileAnalysis()
 
 
 def analyze_bytes(path: str, data: bytes, settings: AnalysisSettings, need_digest: bool = True) -> FileResult:
-    wants_helper = _HELPER_BYTES in data
-    triggered = triage.has_triggers(data, settings.device_rule)
+    rules = lint.rule_set(settings)
+    wants_helper = lint.teaches_helper(data)
+    triggered = lint.file_triggered(data, rules)
     # The digest keys the cache and guards fixes; a no-cache run needs it only where it may fix.
     result = FileResult(path=path, analysis=None, size=len(data), digest=digest(data) if need_digest or triggered else "")
     if not triggered and not wants_helper:
@@ -85,21 +46,12 @@ def analyze_bytes(path: str, data: bytes, settings: AnalysisSettings, need_diges
     result.triaged_in = triggered
     if triggered:
         try:
-            result.analysis = analyze_text(
-                decoded.text,
-                device_rule=settings.device_rule,
-                newline=decoded.newline,
-                pinned_functions=settings.pinned_functions,
-                host_functions=settings.host_functions,
-            )
+            result.analysis = lint.analyze_text(decoded.text, settings, newline=decoded.newline)
         except RecursionError:
             result.error = "too deeply nested to analyze (recursion limit)"
         return result
     # Not a candidate, but it may teach us the project's pin-memory helper.
-    from .analysis.analyzer import helper_facts
-    from .analysis.names import scan_names
-
-    result.analysis = FileAnalysis(facts=helper_facts(decoded.text, scan_names(decoded.text), decoded.newline))
+    result.analysis = lint.file_facts(decoded.text, decoded.newline)
     return result
 
 

@@ -1,7 +1,7 @@
-"""The whole check: find files → read → triage → analyze → diagnostics → (fix) → results.
+"""The whole check: files → runner (read → triage → lint) → diagnostics → (fix) → results.
 
-The CLI, the flake8 plugin and the tests all go through ``run_check``; only printing is left
-to the caller.
+The CLI, the flake8 plugin and the tests all go through ``run_check`` / ``check_stdin``; only
+printing is left to the caller.
 """
 
 from __future__ import annotations
@@ -10,13 +10,16 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import catalog, engine, noqa, source
-from .analysis.analyzer import HELPER_CALL, FileAnalysis, Finding, analyze_text
-from .config import Config
-from .diagnostics import Diagnostic, Edit, Fix, Location
-from .fix.apply import apply_edits, parses, select_fixes, unified_diff
-from .fix.helper import ConfiguredHelper, HelperChoice, ProjectHelpers, resolve
-from .fix.write import ChangedOnDisk, atomic_write, digest
+from pinlint import catalog, lint, noqa, runner, source
+from pinlint.config import Config
+from pinlint.core.diagnostics import Applicability, Diagnostic, Edit, Fix
+from pinlint.core.results import AnalysisSettings, FileAnalysis, FileResult, Finding, Timings
+from pinlint.fix.apply import unified_diff
+from pinlint.fix.helper import ConfiguredHelper, HelperChoice, ProjectHelpers, resolve
+from pinlint.fix.imports import import_edit
+from pinlint.fix.loop import fix_text
+from pinlint.fix.write import ChangedOnDisk, atomic_write
+from pinlint.core.text import digest
 
 
 @dataclass
@@ -41,8 +44,7 @@ class CheckRun:
     diffs: dict[str, str] = field(default_factory=dict)
     #: For stdin: the (possibly fixed) source.
     stdin_output: str | None = None
-    files_checked: int = 0
-    timings: engine.Timings = field(default_factory=engine.Timings)
+    timings: Timings = field(default_factory=Timings)
 
 
 def uses_cache(options: CheckOptions) -> bool:
@@ -53,22 +55,22 @@ def cache_dir(config: Config, options: CheckOptions) -> Path:
     return options.cache_dir or config.cache_dir or (config.root / ".pinlint_cache")
 
 
-def analysis_settings(config: Config, selected: set[str]) -> engine.AnalysisSettings:
-    return engine.AnalysisSettings(
-        device_rule="PIN003" in selected,
+def analysis_settings(config: Config, selected: set[str]) -> AnalysisSettings:
+    return AnalysisSettings(
+        rules=tuple(sorted(selected)),
         pinned_functions=tuple(sorted(config.pinned_functions)),
         host_functions=tuple(sorted(config.host_functions)),
     )
 
 
-class Materializer:
+class DiagnosticBuilder:
     """Findings → Diagnostics: selection, per-file ignores, noqa, and fixes with a real helper."""
 
     def __init__(self, config: Config, options: CheckOptions, project: ProjectHelpers) -> None:
         self.config = config
         self.options = options
         self.project = project
-        self.rules = {rule.code: rule for rule in catalog.all_rules()}
+        self.docs = {rule.code: rule for rule in catalog.all_rules()}
 
     def diagnostics(self, path: Path, analysis: FileAnalysis) -> list[Diagnostic]:
         if not analysis.findings:
@@ -86,8 +88,10 @@ class Materializer:
             out.append(self._diagnostic(path, finding, analysis, choice))
         return out
 
-    def _diagnostic(self, path: Path, finding: Finding, analysis: FileAnalysis, choice: HelperChoice | str | None) -> Diagnostic:
-        rule = self.rules[finding.code]
+    def _diagnostic(
+        self, path: Path, finding: Finding, analysis: FileAnalysis, choice: HelperChoice | str | None
+    ) -> Diagnostic:
+        doc = self.docs[finding.code]
         fix: Fix | None = None
         note = finding.fix_note
         plan = finding.fix_plan
@@ -98,27 +102,33 @@ class Materializer:
                 # `.cuda()` without a device copies to the current CUDA device.
                 device_arg = plan.device_text if plan.device_text is not None else '"cuda"'
                 call = f"{choice.call_name}({device_arg})"
-            edits = [Edit(e.content.replace(HELPER_CALL, call), e.location, e.end_location) for e in plan.edits]
-            anchor = analysis.facts.import_anchor(choice.import_line.split()[1]) if choice.import_line else None
-            if choice.import_line is not None and anchor is not None:
-                row = anchor + 2
-                edits.append(Edit(choice.import_line + analysis.facts.newline, Location(row, 1), Location(row, 1)))
+            edits = [Edit(e.content(call), e.location, e.end_location) for e in plan.edits]
+            if choice.needs_import is not None:
+                edit = import_edit(choice.needs_import, analysis.facts)
+                if edit is not None:
+                    edits.append(edit)
             applicability = plan.applicability
+            reasons = [plan.unsafe_reason] if plan.unsafe_reason else []
             if choice.takes_device is None:
-                applicability = "unsafe"  # we do not know whether the helper takes the device
-            title = plan.title if finding.code == "PIN003" else "Allocate in pinned memory"
-            fix = Fix(applicability, f"{title}: `pin_memory={call}`", tuple(sorted(edits, key=lambda e: (e.location, e.end_location))))
+                applicability = min(applicability, Applicability.UNSAFE)
+                reasons.append(f"whether `{choice.call_name}` takes the device is not known")
+            fix = Fix(
+                applicability,
+                f"{plan.title}: `pin_memory={call}`",
+                tuple(sorted(edits, key=lambda e: (e.location, e.end_location))),
+                unsafe_reason="; ".join(reasons) if applicability < Applicability.SAFE else "",
+            )
         elif plan is not None and isinstance(choice, str):
             note = choice
         return Diagnostic(
             code=finding.code,
-            name=rule.name,
+            name=doc.name,
             message=finding.message,
             filename=str(path),
             location=finding.location,
             end_location=finding.end_location,
             noqa_row=finding.location.row,
-            url=rule.url,
+            url=doc.url,
             fix=fix,
             fix_note=note,
             statement_rows=finding.statement_rows,
@@ -132,25 +142,24 @@ def run_check(
     config: Config,
     options: CheckOptions,
     on_progress=None,  # type: ignore[no-untyped-def]
-    pool: engine.WorkerPool | None = None,
+    pool: runner.WorkerPool | None = None,
 ) -> CheckRun:
     run = CheckRun()
     settings = analysis_settings(config, options.selected)
     cache = None
     if uses_cache(options):
-        from .cache import Cache
+        from pinlint.cache import Cache
 
         cache = Cache(cache_dir(config, options), settings)
-    results = engine.run(
+    results = runner.run(
         files, settings, jobs=options.jobs, cache=cache, timings=run.timings, on_progress=on_progress, pool=pool
     )
-    run.files_checked = len(results)
     started = time.perf_counter()
     project = _project_helpers(config)
     for result in results:
         if result.analysis is not None:
             project.add(Path(result.path), result.analysis.facts)
-    materializer = Materializer(config, options, project)
+    builder = DiagnosticBuilder(config, options, project)
     for result in sorted(results, key=lambda r: r.path):
         if result.error is not None:
             run.errors.append((result.path, result.error))
@@ -160,21 +169,42 @@ def run_check(
             row, column, message = result.analysis.syntax_error
             run.errors.append((result.path, f"{row}:{column}: cannot parse: {message}"))
             continue
-        diagnostics = materializer.diagnostics(Path(result.path), result.analysis)
+        diagnostics = builder.diagnostics(Path(result.path), result.analysis)
         if (options.fix or options.diff) and any(d.fix for d in diagnostics):
-            diagnostics = _fix_file(Path(result.path), result, diagnostics, settings, materializer, options, run)
+            diagnostics = _fix_file(Path(result.path), result, diagnostics, settings, builder, options, run)
         run.diagnostics.extend(diagnostics)
     run.diagnostics.sort(key=lambda d: d.sort_key())
     run.timings.add("report", time.perf_counter() - started)
     return run
 
 
+def _relinter(path: Path, settings: AnalysisSettings, builder: DiagnosticBuilder):  # type: ignore[no-untyped-def]
+    """The fix loop's re-lint: the same analysis and selection as the first lint."""
+
+    def relint(text: str) -> tuple[list[Diagnostic] | None, str | None]:
+        analysis = lint.analyze_text(text, settings, newline=source.detect_newline(text))
+        if analysis.syntax_error is not None:
+            return None, analysis.syntax_error[2]
+        return builder.diagnostics(path, analysis), None
+
+    return relint
+
+
+def _fix(
+    text: str, path: Path, diagnostics: list[Diagnostic], settings: AnalysisSettings,
+    builder: DiagnosticBuilder, options: CheckOptions, run: CheckRun,
+) -> tuple[str, list[Diagnostic], list[Diagnostic]]:
+    outcome = fix_text(text, diagnostics, options.unsafe_fixes, _relinter(path, settings, builder))
+    run.dropped.extend(outcome.dropped)
+    return outcome.text, outcome.remaining, outcome.applied
+
+
 def _fix_file(
     path: Path,
-    result: engine.FileResult,
+    result: FileResult,
     diagnostics: list[Diagnostic],
-    settings: engine.AnalysisSettings,
-    materializer: Materializer,
+    settings: AnalysisSettings,
+    builder: DiagnosticBuilder,
     options: CheckOptions,
     run: CheckRun,
 ) -> list[Diagnostic]:
@@ -187,7 +217,7 @@ def _fix_file(
     if digest(data) != result.digest:
         run.errors.append((str(path), "changed on disk since it was checked; not fixed"))
         return diagnostics
-    new_text, remaining, applied = fix_text(decoded.text, path, diagnostics, settings, materializer, options, run)
+    new_text, remaining, applied = _fix(decoded.text, path, diagnostics, settings, builder, options, run)
     if not applied:
         return remaining
     display = _display(path)
@@ -204,87 +234,11 @@ def _fix_file(
     return remaining
 
 
-def fix_text(
-    text: str,
-    path: Path,
-    diagnostics: list[Diagnostic],
-    settings: engine.AnalysisSettings,
-    materializer: Materializer,
-    options: CheckOptions,
-    run: CheckRun,
-) -> tuple[str, list[Diagnostic], list[Diagnostic]]:
-    """Apply fixes until none is left (at most a few rounds); verify each round.
-
-    Returns the new text, the diagnostics that remain (positions in the new text) and the
-    diagnostics that were fixed.
-    """
-    applied_all: list[Diagnostic] = []
-    current_text = text
-    current = diagnostics
-    for _round in range(5):
-        chosen, edits, dropped = select_fixes(current_text, current, options.unsafe_fixes)
-        if not chosen:
-            break
-        candidate, after, problem = _try_fixes(current_text, edits, len(current) - len(chosen), path, settings, materializer)
-        if problem is not None and len(chosen) > 1:
-            # Find the culprits: keep the fixes that verify on their own, drop the others.
-            good = []
-            for diagnostic in chosen:
-                assert diagnostic.fix is not None
-                _, _, alone = _try_fixes(current_text, list(diagnostic.fix.edits), len(current) - 1, path, settings, materializer)
-                if alone is None:
-                    good.append(diagnostic)
-                else:
-                    run.dropped.append((diagnostic, f"fix dropped, {alone}"))
-            chosen = good
-            edits = [e for d in good for e in d.fix.edits]  # type: ignore[union-attr]
-            if not chosen:
-                break
-            candidate, after, problem = _try_fixes(current_text, edits, len(current) - len(chosen), path, settings, materializer)
-        if problem is not None:
-            for diagnostic in chosen:
-                run.dropped.append((diagnostic, f"fix dropped, {problem}"))
-            break
-        applied_all.extend(chosen)
-        current_text, current = candidate, after
-        if dropped and not any(d.fix for d in after):
-            break
-    return current_text, current, applied_all
-
-
-def _try_fixes(
-    text: str,
-    edits: list[Edit],
-    allowed: int,
-    path: Path,
-    settings: engine.AnalysisSettings,
-    materializer: Materializer,
-) -> tuple[str, list[Diagnostic], str | None]:
-    """Apply edits in memory, re-parse and re-lint: (new text, its diagnostics, problem or None)."""
-    candidate = apply_edits(text, edits)
-    problem = parses(candidate)
-    if problem is not None:
-        return candidate, [], f"the fixed file would not parse ({problem})"
-    analysis = analyze_text(
-        candidate,
-        device_rule=settings.device_rule,
-        newline=source.detect_newline(candidate),
-        pinned_functions=settings.pinned_functions,
-        host_functions=settings.host_functions,
-    )
-    if analysis.syntax_error is not None:
-        return candidate, [], f"the fixed file would not parse ({analysis.syntax_error[2]})"
-    after = materializer.diagnostics(path, analysis)
-    if len(after) > allowed:
-        return candidate, after, "the fixed file still (or newly) has findings the fix should have removed"
-    return candidate, after, None
-
-
 def check_stdin(text: str, filename: Path, config: Config, options: CheckOptions) -> CheckRun:
-    run = CheckRun(files_checked=1)
+    run = CheckRun()
     settings = analysis_settings(config, options.selected)
     data = text.encode("utf-8")
-    result = engine.analyze_bytes(str(filename), data, settings)
+    result = runner.analyze_bytes(str(filename), data, settings)
     run.stdin_output = text
     if result.error is not None or result.analysis is None:
         run.errors.append((str(filename), result.error or "cannot analyze"))
@@ -295,10 +249,10 @@ def check_stdin(text: str, filename: Path, config: Config, options: CheckOptions
         return run
     project = _project_helpers(config)
     project.add(filename, result.analysis.facts)
-    materializer = Materializer(config, options, project)
-    diagnostics = materializer.diagnostics(filename, result.analysis)
+    builder = DiagnosticBuilder(config, options, project)
+    diagnostics = builder.diagnostics(filename, result.analysis)
     if (options.fix or options.diff) and any(d.fix for d in diagnostics):
-        new_text, diagnostics, applied = fix_text(text, filename, diagnostics, settings, materializer, options, run)
+        new_text, diagnostics, applied = _fix(text, filename, diagnostics, settings, builder, options, run)
         run.fixed.extend(applied)
         if options.diff and applied:
             run.diffs[str(filename)] = unified_diff(text, new_text, _display(filename))

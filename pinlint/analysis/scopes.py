@@ -1,0 +1,199 @@
+"""Statements, targets and names: walking libcst statement trees without visitors, and what a
+name means in one scope (torch, numpy, or a local that shadows them)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+import libcst.helpers
+
+from pinlint import torch_api
+from pinlint.analysis.names import FileNames
+
+
+def dotted(node: cst.BaseExpression) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+def flatten_targets(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(node, (cst.Tuple, cst.List)):
+        out: list[cst.BaseExpression] = []
+        for element in node.elements:
+            out.extend(flatten_targets(element.value))
+        return out
+    return [node]
+
+
+def _suites(statement: cst.CSTNode) -> list[cst.BaseSuite]:
+    """The blocks of statements directly inside a compound statement (not an elif's)."""
+    out: list[cst.BaseSuite] = []
+    body = getattr(statement, "body", None)
+    if isinstance(body, cst.BaseSuite):
+        out.append(body)
+    orelse = getattr(statement, "orelse", None)
+    if isinstance(orelse, cst.Else):
+        out.append(orelse.body)
+    finalbody = getattr(statement, "finalbody", None)
+    if isinstance(finalbody, cst.Finally):
+        out.append(finalbody.body)
+    for handler in getattr(statement, "handlers", ()):
+        out.append(handler.body)
+    for case in getattr(statement, "cases", ()):
+        out.append(case.body)
+    return out
+
+
+def statements_in(suite: cst.BaseSuite) -> list[cst.CSTNode]:
+    if isinstance(suite, cst.IndentedBlock):
+        return list(suite.body)
+    if isinstance(suite, cst.SimpleStatementSuite):
+        return [suite]
+    return []
+
+
+def iter_statements(statements: list[cst.CSTNode], into_functions: bool = False) -> Iterator[cst.CSTNode]:
+    """Every statement below ``statements`` (walking blocks of compound statements, an
+    ``elif`` chain included), without descending into nested functions and classes unless
+    asked. Manual recursion: libcst's visitor machinery costs ~10x the parse."""
+    stack = list(reversed(statements))
+    while stack:
+        statement = stack.pop()
+        yield statement
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) and not into_functions:
+            continue
+        children: list[cst.CSTNode] = []
+        if isinstance(statement, cst.If) and isinstance(statement.orelse, cst.If):
+            children.append(statement.orelse)
+        for suite in _suites(statement):
+            children.extend(statements_in(suite))
+        stack.extend(reversed(children))
+
+
+class BoundNames:
+    """Every name a function binds (parameters, assignments, loops, imports, nested defs)."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+        self.torch_imports: set[str] = set()
+        self.torch_function_imports: dict[str, str] = {}
+
+    def params(self, params: cst.Parameters) -> None:
+        for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
+            self.names.add(param.name.value)
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                self.names.add(star.name.value)
+
+    def statements(self, statements: list[cst.CSTNode]) -> None:
+        for statement in iter_statements(statements):
+            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                self.names.add(statement.name.value)
+            elif isinstance(statement, cst.For):
+                self._targets(statement.target)
+            elif isinstance(statement, cst.With):
+                for item in statement.items:
+                    if item.asname is not None:
+                        self._targets(item.asname.name)
+            elif isinstance(statement, (cst.Try, cst.TryStar)):
+                for handler in statement.handlers:
+                    if handler.name is not None and isinstance(handler.name.name, cst.Name):
+                        self.names.add(handler.name.name.value)
+            smalls = (
+                statement.body
+                if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite))
+                else ()
+            )
+            for small in smalls:
+                self._small(small)
+
+    def _small(self, small: cst.BaseSmallStatement) -> None:
+        if isinstance(small, cst.Assign):
+            for target in small.targets:
+                self._targets(target.target)
+        elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+            self._targets(small.target)
+        elif isinstance(small, cst.Import):
+            for alias in small.names:
+                name = alias.evaluated_alias or alias.evaluated_name.split(".", 1)[0]
+                self.names.add(name)
+                if alias.evaluated_name == "torch" or (
+                    alias.asname is None and alias.evaluated_name.startswith("torch.")
+                ):
+                    self.torch_imports.add(name)
+        elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+            module = cst.helpers.get_full_name_for_node(small.module) if small.module else None
+            for alias in small.names:
+                local = alias.evaluated_alias or alias.evaluated_name
+                self.names.add(local)
+                if module == "torch" and not small.relative:
+                    self.torch_function_imports[local] = alias.evaluated_name
+        elif isinstance(small, (cst.Global, cst.Nonlocal)):
+            for item in small.names:
+                self.names.add(item.name.value)
+
+    def _targets(self, node: cst.BaseExpression) -> None:
+        for element in flatten_targets(node):
+            if isinstance(element, cst.Name):
+                self.names.add(element.value)
+            elif isinstance(element, cst.StarredElement) and isinstance(element.value, cst.Name):
+                self.names.add(element.value.value)
+
+
+class ScopeNames:
+    """What torch and numpy names mean inside one scope (a function's locals shadow them)."""
+
+    def __init__(self, names: FileNames, scope: cst.FunctionDef | cst.Module) -> None:
+        self.file = names
+        torch_modules = set(names.torch_modules)
+        torch_functions = dict(names.torch_functions)
+        if isinstance(scope, cst.FunctionDef):
+            collector = BoundNames()
+            collector.params(scope.params)
+            collector.statements(statements_in(scope.body))
+            # A parameter or local that reuses a torch name shadows it for the whole function
+            # (Python scoping: a name assigned anywhere in a function is local everywhere in it).
+            imported = collector.torch_imports | collector.torch_function_imports.keys()
+            for name in collector.names - imported:
+                torch_modules.discard(name)
+                torch_functions.pop(name, None)
+            torch_modules |= collector.torch_imports
+            torch_functions.update(collector.torch_function_imports)
+        self.torch_modules = torch_modules
+        self.torch_functions = torch_functions
+
+    def torch_function(self, func: cst.BaseExpression) -> str | None:
+        """``"tensor"`` for ``torch.tensor`` / ``T.tensor`` / an imported ``tensor``, else None."""
+        if isinstance(func, cst.Name):
+            return self.torch_functions.get(func.value)
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            if func.value.value in self.torch_modules:
+                return func.attr.value
+        return None
+
+    def is_numpy_call(self, func: cst.BaseExpression) -> bool:
+        if isinstance(func, cst.Name):
+            return self.file.numpy_functions.get(func.value) in torch_api.NUMPY_ARRAY_FUNCTIONS
+        if isinstance(func, cst.Attribute):
+            root = dotted(func)
+            if root and root.split(".", 1)[0] in self.file.numpy_modules:
+                return func.attr.value in torch_api.NUMPY_ARRAY_FUNCTIONS
+        return False
+
+    def is_dtype(self, node: cst.BaseExpression) -> bool:
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+            if node.value.value in self.torch_modules:
+                return node.attr.value in torch_api.DTYPES
+        if isinstance(node, cst.Name) and self.torch_functions.get(node.value) in torch_api.DTYPES:
+            return True
+        name = dotted(node)
+        # `x.to(dtype, non_blocking=True)`, `x.to(self.torch_dtype)`: by convention a dtype.
+        return bool(name) and "dtype" in name.rsplit(".", 1)[-1].lower()

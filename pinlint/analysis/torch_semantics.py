@@ -1,0 +1,357 @@
+"""What torch calls do to host provenance: one small handler per API family, in two tables
+(``torch.<name>(...)`` functions and tensor methods), read from ``pinlint.torch_api``.
+
+Handlers see the interpreter only through ``Context``; they report copies and device
+constructions to its event sink. Every bail-out to ``UNKNOWN`` says why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+import libcst as cst
+
+from pinlint import torch_api
+from pinlint.analysis.callargs import (
+    has_star_kwargs,
+    is_empty_data,
+    is_false,
+    is_zero_size,
+    keyword_args,
+    non_blocking,
+    positional,
+)
+from pinlint.analysis.devices import RUNTIME_OR_ACCELERATOR, DeviceClass, classify_device
+from pinlint.analysis.events import EventSink
+from pinlint.analysis.scopes import ScopeNames
+from pinlint.analysis.values import (
+    DEVICE,
+    NUMPY,
+    PINNED,
+    PYDATA,
+    UNKNOWN,
+    Kind,
+    Value,
+    combine,
+    derived,
+    is_host,
+    is_pydata,
+    is_tensor,
+    kinds,
+    only,
+    pageable,
+)
+
+
+class Context(Protocol):
+    """The interpreter state a handler may read."""
+
+    names: ScopeNames
+    events: EventSink
+    #: A default device may be set (``with torch.device(...)``, ``set_default_device``).
+    default_device_unknown: bool
+    #: The statement being walked (for ``# noqa`` rows of events).
+    statement: cst.CSTNode
+
+    def value_of(self, node: cst.BaseExpression) -> Value:
+        """The value computed for an already evaluated expression (UNKNOWN if none)."""
+        ...
+
+
+# ---------------------------------------------------------------------------- shared facts
+def device_kw(ctx: Context, call: cst.Call) -> tuple[DeviceClass, cst.Arg | None]:
+    arg = keyword_args(call).get("device")
+    if arg is None:
+        return (DeviceClass.DEFAULT, None)
+    return (classify_device(arg.value, ctx.names.torch_function), arg)
+
+
+def _pinned_kw(call: cst.Call) -> bool | None:
+    """True: pin_memory=<not False>; False: pin_memory=False; None: absent."""
+    arg = keyword_args(call).get("pin_memory")
+    if arg is None:
+        return None
+    return not is_false(arg.value)
+
+
+def allocated_value(
+    ctx: Context, call: cst.Call, what: str, *, factory: str, data: Value | None = None
+) -> Value:
+    """The value of a factory call that accepts ``pin_memory=`` (where it allocates)."""
+    if has_star_kwargs(call):
+        return UNKNOWN  # `**kwargs` may carry device= or pin_memory=
+    pinned = _pinned_kw(call)
+    device, _ = device_kw(ctx, call)
+    if device in RUNTIME_OR_ACCELERATOR:
+        # A run-time device (`device=dev`) may well be the host, but host-ness then rests on a
+        # run-time condition: treated like a device value, so that a sibling path that is
+        # host-pageable is not flagged on its own (precision first).
+        return DEVICE
+    if device is DeviceClass.OTHER:
+        return UNKNOWN  # e.g. "meta": no memory at all
+    if pinned:
+        return PINNED
+    if device is DeviceClass.DEFAULT and ctx.default_device_unknown:
+        return UNKNOWN  # a default device may be set: the factory may allocate on it
+    data_is_python = data is not None and is_pydata(data)
+    return pageable(call, pinnable=True, what=what, data_is_python=data_is_python, factory=factory)
+
+
+def _check_device_construction(ctx: Context, call: cst.Call, name: str, data: Value) -> None:
+    if not ctx.events.wants_constructions:
+        return
+    device, arg = device_kw(ctx, call)
+    if arg is None or device not in RUNTIME_OR_ACCELERATOR:
+        return  # no device=, or provably the host / a non-copy target such as "meta"
+    if not (data and is_pydata(data)):
+        return  # only Python data is copied from pageable memory by the constructor itself
+    ctx.events.construction(call, name, arg, ctx.statement)
+
+
+# ---------------------------------------------------------------------------- torch.<name>()
+TorchHandler = Callable[[Context, str, cst.Call, list[Value], Value], Value]
+
+
+def _tensor(ctx: Context, name: str, call: cst.Call, args: list[Value], first: Value) -> Value:
+    _check_device_construction(ctx, call, name, first)
+    device, _ = device_kw(ctx, call)
+    if Kind.DEVICE in kinds(first) and is_tensor(first):
+        # torch.tensor(device_tensor) copies on its device; with device= it is somewhere else.
+        return DEVICE if device is DeviceClass.DEFAULT else UNKNOWN
+    if is_tensor(first) or only(first, Kind.NUMPY):
+        if device not in (DeviceClass.DEFAULT, DeviceClass.HOST):
+            # A non-copy target has no memory; a run-time device: see allocated_value.
+            return UNKNOWN if device is DeviceClass.OTHER else DEVICE
+        if ctx.default_device_unknown and device is DeviceClass.DEFAULT:
+            return UNKNOWN  # a default device may be set: it may allocate there
+        what = "torch.tensor(<numpy array>)" if only(first, Kind.NUMPY) else "torch.tensor(<tensor>)"
+        # `pin_memory=True` raises for numpy or tensor data: this cannot be pinned at birth.
+        return pageable(call, pinnable=False, what=what, factory=name)
+    return allocated_value(ctx, call, "torch.tensor(...)", factory=name, data=first)
+
+
+def _factory(ctx: Context, name: str, call: cst.Call, args: list[Value], first: Value) -> Value:
+    if name in torch_api.SIZED_FACTORIES and is_zero_size(call):
+        return UNKNOWN  # an empty tensor copies no bytes: nothing to pin
+    return allocated_value(ctx, call, f"torch.{name}(...)", factory=name)
+
+
+def _like_factory(ctx: Context, name: str, call: cst.Call, args: list[Value], first: Value) -> Value:
+    device, _ = device_kw(ctx, call)
+    if device is DeviceClass.DEFAULT and not is_host(first):
+        if first and only(first, Kind.DEVICE):
+            return DEVICE
+        return UNKNOWN  # allocates on its argument's device, which we do not know
+    return allocated_value(ctx, call, f"torch.{name}(...)", factory=name)
+
+
+def _as_tensor(ctx: Context, name: str, call: cst.Call, args: list[Value], first: Value) -> Value:
+    _check_device_construction(ctx, call, name, first)
+    device, _ = device_kw(ctx, call)
+    if device in RUNTIME_OR_ACCELERATOR:
+        return DEVICE  # a run-time device: see allocated_value
+    if device is DeviceClass.OTHER:
+        return UNKNOWN  # e.g. "meta": no memory at all
+    if ctx.default_device_unknown and device is DeviceClass.DEFAULT:
+        return UNKNOWN  # a default device may be set: it may allocate there
+    if (first and is_pydata(first)) or only(first, Kind.NUMPY):
+        return pageable(call, pinnable=False, what=f"torch.{name}(...)", factory=name)
+    if is_tensor(first):
+        # as_tensor of a tensor returns it (or a converted copy on the same device).
+        if "dtype" not in keyword_args(call):
+            return first
+        return derived(first, call, f"torch.{name}(...)")
+    return UNKNOWN  # data of unknown provenance: it may already be anywhere
+
+
+def _memory_sharing(ctx: Context, name: str, call: cst.Call, args: list[Value], first: Value) -> Value:
+    return pageable(call, pinnable=False, what=f"torch.{name}(...)", factory=name)
+
+
+def _combining(ctx: Context, name: str, call: cst.Call, args: list[Value], first: Value) -> Value:
+    inputs: list[Value] = []
+    for arg, value in zip(call.args, args):
+        if arg.keyword is not None:
+            continue
+        if isinstance(arg.value, (cst.List, cst.Tuple)):
+            inputs.extend(ctx.value_of(e.value) for e in arg.value.elements)
+        else:
+            inputs.append(value)
+    if not inputs or any(is_pydata(v) for v in inputs[:1]):
+        return UNKNOWN  # e.g. torch.cat(list_of_tensors): the elements are not visible
+    return combine(inputs, call, f"torch.{name}(...)")
+
+
+def _table() -> dict[str, TorchHandler]:
+    table: dict[str, TorchHandler] = {}
+    families: list[tuple[frozenset[str], TorchHandler]] = [
+        (frozenset({"tensor"}), _tensor),
+        (torch_api.PINNABLE_FACTORIES, _factory),
+        (torch_api.PINNABLE_LIKE_FACTORIES, _like_factory),
+        (torch_api.UNPINNABLE_DATA_FACTORIES, _as_tensor),
+        (torch_api.MEMORY_SHARING_FACTORIES, _memory_sharing),
+        (torch_api.COMBINING_FUNCTIONS, _combining),
+    ]
+    for names, handler in families:  # earlier families win where names overlap
+        for name in names:
+            table.setdefault(name, handler)
+    return table
+
+
+TORCH_FUNCTIONS: dict[str, TorchHandler] = _table()
+
+_EMPTY_DATA_FACTORIES = frozenset({"tensor"}) | torch_api.UNPINNABLE_DATA_FACTORIES
+
+
+def torch_call(ctx: Context, name: str, call: cst.Call, arg_values: list[Value]) -> Value:
+    """The value of ``torch.<name>(...)``."""
+    keywords = keyword_args(call)
+    if "out" in keywords:
+        return ctx.value_of(keywords["out"].value)  # the result *is* `out`
+    positional_values = [v for arg, v in zip(call.args, arg_values) if arg.keyword is None and not arg.star]
+    first = positional_values[0] if positional_values else UNKNOWN
+    if name in _EMPTY_DATA_FACTORIES and is_empty_data(call):
+        return UNKNOWN  # `torch.tensor([])`: no bytes to copy, nothing to pin or wait for
+    handler = TORCH_FUNCTIONS.get(name)
+    if handler is None:
+        return UNKNOWN  # a torch function pinlint knows nothing about
+    return handler(ctx, name, call, arg_values, first)
+
+
+# ---------------------------------------------------------------------------- tensor methods
+MethodHandler = Callable[[Context, str, cst.BaseExpression, Value, cst.Call], Value]
+
+
+def _to(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: Value, call: cst.Call) -> Value:
+    args = positional(call)
+    keywords = keyword_args(call)
+    if args is None:
+        return UNKNOWN  # `x.to(*args, **kw)`: the target is not visible
+    device: cst.BaseExpression | None = keywords["device"].value if "device" in keywords else None
+    nb_position = 2
+    if device is None and args:
+        if ctx.names.is_dtype(args[0]):
+            nb_position = 1
+        else:
+            device = args[0]
+            if is_tensor(ctx.value_of(args[0])):
+                nb_position = 1  # `.to(other_tensor, non_blocking)`
+    is_non_blocking = non_blocking(call, args, nb_position)
+    if device is None:
+        return derived(receiver, call, "a dtype cast")  # dtype-only cast: a new host tensor
+    other_value = ctx.value_of(device)
+    if is_tensor(other_value):
+        if is_host(other_value):
+            target = DeviceClass.HOST
+        elif only(other_value, Kind.DEVICE):
+            target = DeviceClass.ACCELERATOR
+        else:
+            target = DeviceClass.UNKNOWN  # `.to(other)` where other's device varies by path
+    else:
+        target = classify_device(device, ctx.names.torch_function)
+    if target is DeviceClass.HOST:
+        if is_host(receiver):
+            return receiver  # already on the host: .to("cpu") returns self
+        if is_non_blocking:
+            return UNKNOWN  # a non_blocking D2H copy lands in pinned memory
+        if not receiver or kinds(receiver) <= {Kind.PYDATA, Kind.NUMPY}:
+            return UNKNOWN  # not a tensor we know: `.to` is someone else's method
+        return pageable(call, pinnable=False, what='.to("cpu")')  # a D2H copy lands in pageable memory
+    if target is DeviceClass.OTHER:
+        return UNKNOWN  # e.g. "meta": no memory at all
+    if is_non_blocking:
+        ctx.events.copy(receiver_node, receiver, call, ".to", device, None, ctx.statement)
+    return DEVICE
+
+
+def _cuda(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: Value, call: cst.Call) -> Value:
+    args = positional(call)
+    if args is None:
+        return DEVICE  # `.cuda(*args)`: a device tensor either way; the flag is not visible
+    keywords = keyword_args(call)
+    device = keywords["device"].value if "device" in keywords else (args[0] if args else None)
+    if non_blocking(call, args, 1):
+        ctx.events.copy(receiver_node, receiver, call, ".cuda", device, None, ctx.statement)
+    return DEVICE
+
+
+def _copy(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: Value, call: cst.Call) -> Value:
+    args = positional(call)
+    if not args:
+        return receiver  # `dst.copy_(*args)` or no source: nothing visible is copied
+    if non_blocking(call, args, 1) and not is_host(receiver):
+        # The destination is not provably host memory: a host-to-device copy.
+        ctx.events.copy(args[0], ctx.value_of(args[0]), call, ".copy_", None, receiver_node, ctx.statement)
+    return receiver  # copy_ returns its destination
+
+
+def _pin(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: Value, call: cst.Call) -> Value:
+    return PINNED
+
+
+def _view(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: Value, call: cst.Call) -> Value:
+    return receiver  # a view shares the receiver's storage: same origin, same pinnedness
+
+
+def _to_host(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: Value, call: cst.Call) -> Value:
+    if only(receiver, Kind.PINNED):
+        return receiver  # .cpu() of a host tensor returns it unchanged
+    if not receiver or kinds(receiver) <= {Kind.PYDATA, Kind.NUMPY}:
+        return UNKNOWN  # not a tensor we know: `.cpu` is someone else's method
+    return pageable(call, pinnable=False, what=".cpu()")
+
+
+def _new_tensor(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: Value, call: cst.Call) -> Value:
+    return derived(receiver, call, f".{method}()")
+
+
+def _numpy(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: Value, call: cst.Call) -> Value:
+    return NUMPY
+
+
+def _python_data(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: Value, call: cst.Call) -> Value:
+    return PYDATA
+
+
+def _new_factory(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: Value, call: cst.Call) -> Value:
+    device, _ = device_kw(ctx, call)
+    if device is DeviceClass.DEFAULT:
+        if is_host(receiver):
+            return allocated_value(ctx, call, f".{method}(...)", factory=method)
+        # Allocates on the receiver's device: a device value, or not known.
+        return DEVICE if only(receiver, Kind.DEVICE) else UNKNOWN
+    return allocated_value(ctx, call, f".{method}(...)", factory=method)
+
+
+def _method_table() -> dict[str, MethodHandler]:
+    table: dict[str, MethodHandler] = {}
+    families: list[tuple[frozenset[str], MethodHandler]] = [
+        (frozenset({torch_api.TO_METHOD}), _to),
+        (frozenset({torch_api.CUDA_METHOD}), _cuda),
+        (frozenset({torch_api.COPY_METHOD}), _copy),
+        (frozenset({torch_api.PIN_METHOD}), _pin),
+        (torch_api.VIEW_METHODS, _view),
+        (torch_api.TO_HOST_METHODS, _to_host),
+        (torch_api.NEW_TENSOR_METHODS, _new_tensor),
+        (frozenset({"numpy"}), _numpy),
+        (torch_api.PYTHON_DATA_METHODS, _python_data),
+        (torch_api.PINNABLE_NEW_METHODS, _new_factory),
+    ]
+    for names, handler in families:  # earlier families win where names overlap
+        for name in names:
+            table.setdefault(name, handler)
+    return table
+
+
+TENSOR_METHODS: dict[str, MethodHandler] = _method_table()
+
+
+def method_call(
+    ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: Value, call: cst.Call
+) -> Value:
+    """The value of ``receiver.<method>(...)``."""
+    handler = TENSOR_METHODS.get(method)
+    if handler is None:
+        return UNKNOWN  # any other method: unknown provenance
+    return handler(ctx, method, receiver_node, receiver, call)

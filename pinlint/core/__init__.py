@@ -1,0 +1,1 @@
+"""Plain data and text utilities shared by every stage. Nothing here imports libcst."""

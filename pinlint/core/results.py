@@ -1,0 +1,128 @@
+"""What analysing one file produces, and the settings that decide it.
+
+Plain data (no libcst nodes): results travel back from worker processes and into the cache.
+A fix is *planned* during analysis with a hole where the pin-memory helper's call goes; which
+helper to call is a project-level decision made later by the fix layer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from pinlint.core.diagnostics import Applicability, Location
+
+
+@dataclass(frozen=True)
+class PlannedEdit:
+    """Replace ``location``..``end_location`` by ``prefix`` + (the helper call) + ``suffix``."""
+
+    location: Location
+    end_location: Location
+    prefix: str
+    suffix: str = ""
+    #: Whether the helper call (``helper(device)``) goes between ``prefix`` and ``suffix``.
+    helper_call: bool = False
+
+    def content(self, call: str) -> str:
+        return self.prefix + (call if self.helper_call else "") + self.suffix
+
+
+@dataclass(frozen=True)
+class FixPlan:
+    edits: tuple[PlannedEdit, ...]
+    #: Source text of the device expression handed to the helper; None: the current CUDA device.
+    device_text: str | None
+    #: Before the helper is known (an unknown helper arity makes a safe plan unsafe).
+    applicability: Applicability
+    #: Why it is unsafe, shown to users beside the fix.
+    unsafe_reason: str = ""
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    message: str
+    location: Location
+    end_location: Location
+    statement_rows: tuple[int, int]
+    sink_rows: tuple[int, int]
+    snippet: str
+    noqa_codes: frozenset[str]
+    fix_plan: FixPlan | None = None
+    fix_note: str | None = None
+
+
+@dataclass(frozen=True)
+class HelperFacts:
+    """What a file tells about the project's pin-memory helper (merged across the project)."""
+
+    #: Local name -> module for each import of the helper in this file ("" = defined here).
+    bindings: tuple[tuple[str, str], ...] = ()
+    #: ``(mod, module)`` for ``mod.is_pin_memory_available(...)`` calls on an imported module.
+    attribute_calls: tuple[tuple[str, str], ...] = ()
+    #: The file defines the helper at module level; whether it takes a device argument.
+    defines_helper: bool = False
+    definition_takes_device: bool | None = None
+    calls_without_args: int = 0
+    calls_with_args: int = 0
+    module_level_bindings: frozenset[str] = frozenset()
+    last_top_level_import_line: int | None = None
+    import_group_lines: tuple[tuple[str, int], ...] = ()
+    newline: str = "\n"
+
+    def import_anchor(self, module: str) -> int | None:
+        """0-based line after which ``from <module> import ...`` goes: after the last import of
+        the same top-level package, else after the last module-level import."""
+        package = module.split(".", 1)[0]
+        for name, line in self.import_group_lines:
+            if name == package:
+                return line
+        return self.last_top_level_import_line
+
+
+@dataclass
+class FileAnalysis:
+    findings: list[Finding] = field(default_factory=list)
+    facts: HelperFacts = field(default_factory=HelperFacts)
+    #: A syntax error in a part pinlint had to parse: (row, column, message).
+    syntax_error: tuple[int, int, str] | None = None
+    parsed_lines: int = 0
+
+
+@dataclass(frozen=True)
+class AnalysisSettings:
+    """Everything that changes a file's analysis result. Every field is part of the cache key."""
+
+    #: The selected rule codes, sorted.
+    rules: tuple[str, ...]
+    pinned_functions: tuple[str, ...] = ()
+    host_functions: tuple[str, ...] = ()
+
+    def key(self) -> str:
+        return repr(dataclasses.astuple(self))
+
+
+@dataclass
+class FileResult:
+    path: str
+    analysis: FileAnalysis | None
+    #: Why the file could not be checked (unreadable, undecodable); None when it was.
+    error: str | None = None
+    size: int = 0
+    mtime_ns: int = 0
+    digest: str = ""
+    triaged_in: bool = False
+
+
+@dataclass
+class Timings:
+    phases: dict[str, float] = field(default_factory=dict)
+    files: int = 0
+    triaged: int = 0
+    cache_hits: int = 0
+    parsed_lines: int = 0
+
+    def add(self, phase: str, seconds: float) -> None:
+        self.phases[phase] = self.phases.get(phase, 0.0) + seconds

@@ -1,0 +1,186 @@
+"""Lint one file's text with a set of rules: triage → parse candidate functions with libcst →
+interpret each scope → each selected rule turns the events it listens to into findings → noqa.
+
+This is the only place where analysis meets rules. The output is plain data (no libcst nodes).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from pinlint import noqa, torch_api
+from pinlint.analysis.names import FileNames, scan_names
+from pinlint.analysis.triage import WHOLE_FILE, Segment, candidate_segments, compile_triggers, segment_text
+from pinlint.core.results import AnalysisSettings, FileAnalysis, Finding
+from pinlint.core.text import split_lines
+from pinlint.fix.helper_facts import helper_facts
+from pinlint.rules import RuleSet, select
+
+_HELPER_BYTES = torch_api.PIN_HELPER_NAME.encode()
+
+
+def rule_set(settings: AnalysisSettings) -> RuleSet:
+    return select(settings.rules)
+
+
+def file_triggered(data: bytes, rules: RuleSet) -> bool:
+    """The byte-level triage: could a selected rule flag anything in this file?"""
+    return compile_triggers(rules.triggers).file_matches(data)
+
+
+def teaches_helper(data: bytes) -> bool:
+    """The file mentions the pin-memory helper: its imports and calls teach the fixer."""
+    return _HELPER_BYTES in data
+
+
+def file_facts(text: str, newline: str) -> FileAnalysis:
+    """Only the helper facts of a file that triage left out."""
+    return FileAnalysis(facts=helper_facts(text, scan_names(text), newline))
+
+
+def analyze_text(text: str, settings: AnalysisSettings, *, newline: str = "\n") -> FileAnalysis:
+    """Findings for one file's text. The caller has already applied the byte-level triage."""
+    rules = rule_set(settings)
+    lines = split_lines(text)
+    names = scan_names(text, lines)
+    names.pinned_functions = frozenset(settings.pinned_functions)
+    names.host_functions = frozenset(settings.host_functions)
+    result = FileAnalysis(facts=helper_facts(text, names, newline))
+    if not names.imports_torch or not rules.rules:
+        return result  # a file that never imports torch builds no torch tensors
+    segments = candidate_segments(text, compile_triggers(rules.triggers), lines)
+    if not segments:
+        return result
+    # Imported here so that runs where triage finds nothing never pay libcst's import.
+    from pinlint.analysis.parse import parse
+
+    source_token = _SourceTokens(names)
+    depth, row = _max_nesting(text)
+    if depth > _MAX_NESTING:
+        # CPython refuses more than 200 nested brackets, and libcst's native parser can overflow
+        # the C stack (a crash, not an exception) long before 5,000: report, do not parse.
+        result.syntax_error = (
+            row,
+            1,
+            f"too deeply nested to analyze ({depth} levels of brackets; Python allows {_MAX_NESTING})",
+        )
+        return result
+    parsed: list[tuple[object, Segment, str]] = []
+    whole_file = segments == [WHOLE_FILE]
+    for segment in [] if whole_file else segments:
+        source = segment_text(lines, segment)
+        if source is not None and not source_token.search(source):
+            continue  # nothing in this function can make a host tensor: no finding possible
+        module = parse(source) if source is not None else None
+        if module is None:
+            # A cut that does not parse (see triage): fall back to the whole file.
+            whole_file = True
+            parsed = []
+            break
+        parsed.append((module, segment, source))
+    if whole_file:
+        module_or_error = parse("".join(lines), report_errors=True)
+        if isinstance(module_or_error, tuple):
+            result.syntax_error = module_or_error
+            return result
+        parsed = [(module_or_error, WHOLE_FILE, "".join(lines))]
+    for module, segment, source_text in parsed:
+        result.parsed_lines += len(lines) if segment.whole_file else segment.end - segment.start
+        result.findings.extend(_module_findings(module, segment, names, lines, rules, source_text))
+    for i, finding in enumerate(result.findings):
+        codes = noqa.codes_on_rows(lines, [finding.statement_rows, finding.sink_rows])
+        if codes:
+            result.findings[i] = replace(finding, noqa_codes=codes)
+    return result
+
+
+def _module_findings(
+    module: object, segment: Segment, names: FileNames, lines: list[str], rules: RuleSet, source: str
+) -> list[Finding]:
+    import libcst as cst
+
+    from pinlint.analysis.events import EventSink, SinkHit
+    from pinlint.analysis.interpreter import Interpreter
+    from pinlint.analysis.positions import Positions
+    from pinlint.analysis.scopes import iter_statements
+    from pinlint.rules.base import RuleContext
+
+    assert isinstance(module, cst.Module)
+    functions = [s for s in iter_statements(list(module.body), into_functions=True) if isinstance(s, cst.FunctionDef)]
+    listened = rules.listened
+    walked = []
+    for scope in [module, *functions]:
+        interpreter = Interpreter(names, scope, EventSink(listened))
+        interpreter.run()
+        if interpreter.events.events:
+            walked.append(interpreter)
+    if not walked:
+        return []
+    positions = Positions(module, segment, lines, source)  # only paid for when something was found
+    findings: list[Finding] = []
+    for interpreter in walked:
+        ctx = RuleContext(module, positions, interpreter)
+        events = interpreter.events.events
+        # Copies first (one finding per construction: the first copy it reaches), then the rest.
+        ordered = [e for e in events if isinstance(e, SinkHit)] + [e for e in events if not isinstance(e, SinkHit)]
+        seen: set[int] = set()
+        for event in ordered:
+            if isinstance(event, SinkHit):
+                if id(event.origin.node) in seen:
+                    continue
+                seen.add(id(event.origin.node))
+            for rule in rules.rules:
+                if type(event) in rule.listens_to:
+                    finding = rule.check(event, ctx)
+                    if finding is not None:
+                        findings.append(finding)
+    return findings
+
+
+#: Every way a host tensor can be born: a function without one of these tokens cannot hold a
+#: finding, so it is not parsed.
+_SOURCE_NAMES = sorted(
+    torch_api.PINNABLE_FACTORIES
+    | torch_api.PINNABLE_LIKE_FACTORIES
+    | torch_api.PINNABLE_NEW_METHODS
+    | torch_api.UNPINNABLE_DATA_FACTORIES
+    | torch_api.MEMORY_SHARING_FACTORIES
+    | torch_api.TO_HOST_METHODS
+)
+
+
+class _SourceTokens:
+    """``name(`` substrings (fast ``in`` tests, no regex): a function without any of them holds no
+    host-tensor construction. ``torch.zeros (3)``, with a space, is not seen: a style no formatter
+    produces."""
+
+    def __init__(self, names: FileNames) -> None:
+        extra = [n.rsplit(".", 1)[-1] for n in (*names.torch_functions, *names.host_functions)]
+        self.needles = [f"{name}(" for name in (*_SOURCE_NAMES, *extra)] + ['"cpu', "'cpu"]
+
+    def search(self, text: str) -> bool:
+        return any(needle in text for needle in self.needles)
+
+
+_MAX_NESTING = 200
+_BRACKET = re.compile(r"[()\[\]{}\n]")
+
+
+def _max_nesting(text: str) -> tuple[int, int]:
+    """Deepest bracket nesting in ``text`` and the 1-based row where it is reached (strings and
+    comments are not excluded: this is a guard, not a parser)."""
+    depth = best = 0
+    row = best_row = 1
+    if text.count("(") + text.count("[") + text.count("{") < _MAX_NESTING:
+        return 0, 1
+    for char in _BRACKET.findall(text):
+        if char == "\n":
+            row += 1
+        elif char in "([{":
+            depth += 1
+            if depth > best:
+                best, best_row = depth, row
+        else:
+            depth = max(0, depth - 1)
+    return best, best_row

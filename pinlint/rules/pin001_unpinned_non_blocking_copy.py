@@ -1,0 +1,132 @@
+"""PIN001 unpinned-non-blocking-copy: a host tensor from a factory that accepts ``pin_memory=``
+reaches a non_blocking host-to-device copy. Docs and examples: ``PIN001.toml``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pinlint.analysis.events import SinkHit
+from pinlint.core.diagnostics import Applicability
+from pinlint.core.results import Finding, FixPlan
+from pinlint.rules.base import NON_BLOCKING_TRIGGERS, Rule, RuleContext
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+TITLE = "Allocate in pinned memory"
+
+
+class UnpinnedNonBlockingCopy(Rule):
+    code = "PIN001"
+    listens_to = frozenset({SinkHit})
+    triggers = NON_BLOCKING_TRIGGERS
+
+    def check(self, event: object, ctx: RuleContext) -> Finding | None:
+        if not isinstance(event, SinkHit) or not event.origin.pinnable:
+            return None  # PIN002's case: this birth cannot take pin_memory=
+        message = (
+            f"`{event.origin.what}` allocates in pageable memory and {ctx.reaches(event)}: "
+            "the copy is not asynchronous; allocate it with `pin_memory=`"
+        )
+        plan, note = _plan(event, ctx)
+        return ctx.copy_finding(self.code, event, message, plan=plan, note=note)
+
+
+def _device_text(ctx: RuleContext, node: cst.BaseExpression) -> tuple[str, bool]:
+    """Source text of a device expression and whether evaluating it has no side effects."""
+    import libcst as cst
+
+    from pinlint.analysis.scopes import dotted
+
+    pure = dotted(node) is not None or isinstance(node, (cst.SimpleString, cst.Integer))
+    return ctx.source(node), pure
+
+
+def _plan(hit: SinkHit, ctx: RuleContext) -> tuple[FixPlan | None, str | None]:
+    import libcst as cst
+
+    from pinlint.fix.edits import set_keyword_to_helper
+
+    call = hit.origin.node
+    if not isinstance(call, cst.Call):
+        return None, "no automatic fix for this construction"
+    unsafe: list[str] = []
+    device_node: cst.BaseExpression | None
+    if hit.copy_dst is not None:
+        dst_text, pure = _device_text(ctx, hit.copy_dst)
+        if not pure:
+            dst_text = f"({dst_text})"
+            unsafe.append("the copy's destination is an expression that would be evaluated again")
+        device_text: str | None = f"{dst_text}.device"
+        device_node = hit.copy_dst
+    elif hit.device is not None:
+        device_text, pure = _device_text(ctx, hit.device)
+        device_node = hit.device
+        if not pure:
+            unsafe.append("the device expression would be evaluated twice and may have side effects")
+    else:
+        device_text, device_node = None, None  # `.cuda()`: the current CUDA device
+    if device_text is not None and "\n" in device_text:
+        return None, "no automatic fix: the device expression spans several lines"
+    construction_row = ctx.start(call).row
+    if not hit.chained:
+        late = _assigned_after(device_node, construction_row, ctx)
+        if late is not None:
+            return None, (
+                f"no automatic fix: `{late}` is assigned after the construction, so the device is not "
+                "known where the tensor is allocated"
+            )
+    if hit.origin.factory == "tensor" and not hit.origin.data_is_python:
+        unsafe.append(
+            "the data may be a numpy array or a tensor, for which `torch.tensor(..., pin_memory=True)` raises"
+        )
+    edits = set_keyword_to_helper(call, "pin_memory", ctx.positions)
+    if edits is None:
+        return None, "no automatic fix: the call passes `**kwargs`, which may already hold `pin_memory`"
+    plan = FixPlan(
+        edits=edits,
+        device_text=device_text,
+        applicability=Applicability.UNSAFE if unsafe else Applicability.SAFE,
+        unsafe_reason="; ".join(unsafe),
+        title=TITLE,
+    )
+    return plan, None
+
+
+def _assigned_after(device: cst.BaseExpression | None, construction_row: int, ctx: RuleContext) -> str | None:
+    """None when every name in ``device`` already holds its final value at the construction row;
+    else the name that is (re)assigned later."""
+    from pinlint.analysis.scopes import dotted
+
+    if device is None:
+        return None
+    chain = dotted(device)
+    keys: list[str] = []
+    if chain is not None:
+        parts = chain.split(".")
+        keys = [".".join(parts[: i + 1]) for i in range(len(parts))]
+    else:
+        keys = _names_in(device)
+    bindings = ctx.interpreter.bindings
+    for key in keys:
+        for statement in bindings.get(key, []):
+            try:
+                row = ctx.positions.rows(statement)[0]
+            except KeyError:
+                return key  # a statement outside the parsed segment: cannot place it
+            if row >= construction_row:
+                return key
+    return None
+
+
+def _names_in(node: cst.CSTNode) -> list[str]:
+    import libcst as cst
+
+    out: list[str] = []
+
+    class _Collect(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            out.append(n.value)
+
+    node.visit(_Collect())
+    return out

@@ -1,0 +1,35 @@
+"""PIN002 unpinnable-non-blocking-source: a provably host, pageable tensor that cannot be pinned
+where it is made reaches a non_blocking host-to-device copy. Docs and examples: ``PIN002.toml``."""
+
+from __future__ import annotations
+
+from pinlint.analysis.events import SinkHit
+from pinlint.core.results import Finding
+from pinlint.rules.base import NON_BLOCKING_TRIGGERS, Rule, RuleContext
+
+REMEDY = (
+    "no automatic fix: this value cannot take `pin_memory=` where it is made; copy it into a "
+    "pinned staging buffer that you allocate once with `pin_memory=True` and reuse "
+    "(`staging[:n].copy_(src)`), or pin the data where it is first built"
+)
+
+
+class UnpinnableNonBlockingSource(Rule):
+    code = "PIN002"
+    listens_to = frozenset({SinkHit})
+    triggers = NON_BLOCKING_TRIGGERS
+
+    def check(self, event: object, ctx: RuleContext) -> Finding | None:
+        if not isinstance(event, SinkHit) or event.origin.pinnable:
+            return None  # PIN001's case: pin_memory= can be added at the birth
+        message = (
+            f"{_article(event.origin.what)} is pageable host memory and {ctx.reaches(event)}: "
+            "the copy is not asynchronous and it cannot be pinned where it is made"
+        )
+        return ctx.copy_finding(self.code, event, message, note=REMEDY)
+
+
+def _article(what: str) -> str:
+    if what.startswith(("torch.", ".")):
+        return f"`{what}`"
+    return what[0].upper() + what[1:] if what else "This value"
