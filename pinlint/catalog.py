@@ -22,12 +22,19 @@ DOCS_BASE_URL = "https://github.com/pinlint/torch-pinlint/blob/main/docs/rules"
 
 @dataclass(frozen=True)
 class Example:
+    """A tested example: bad ones must be flagged (at ``row``:``column`` with ``message`` when
+    given) and fix to ``fixed``; good ones must not be flagged. ``doc`` ones are shown in the docs."""
+
     code: str
     #: For a bad example: the expected source after ``--fix`` (with ``--unsafe-fixes`` when
     #: ``unsafe``), or None when the rule offers no fix for it.
     fixed: str | None = None
     unsafe: bool = False
     config: str = ""
+    row: int | None = None
+    column: int | None = None
+    message: str | None = None
+    doc: bool = False
 
 
 @dataclass(frozen=True)
@@ -40,8 +47,6 @@ class RuleDoc:
     fix_availability: str
     what_it_does: str
     why_bad: str
-    example: str
-    use_instead: str
     fix_safety: str
     options: str
     bad_examples: tuple[Example, ...]
@@ -50,6 +55,18 @@ class RuleDoc:
     @property
     def url(self) -> str:
         return f"{DOCS_BASE_URL}/{self.code}-{self.name}.md"
+
+    def _example_section(self) -> list[str]:
+        """The documented examples: the tested ones marked ``doc`` (the first bad one, shown with
+        its fixed output or the documented good example as "Use instead")."""
+        bad = next((e for e in self.bad_examples if e.doc), self.bad_examples[0])
+        good = next((e for e in self.good_examples if e.doc), None)
+        instead = bad.fixed if bad.fixed is not None else (good.code if good else None)
+        parts = ["## Example", "```python", bad.code.strip("\n"), "```", ""]
+        if instead is not None:
+            note = " (the fix's output)" if bad.fixed is not None else ""
+            parts += [f"Use instead{note}:", "```python", instead.strip("\n"), "```", ""]
+        return parts
 
     def to_markdown(self) -> str:
         fix_line = {
@@ -69,16 +86,7 @@ class RuleDoc:
             "## Why is this bad?",
             self.why_bad.strip(),
             "",
-            "## Example",
-            "```python",
-            self.example.strip("\n"),
-            "```",
-            "",
-            "Use instead:",
-            "```python",
-            self.use_instead.strip("\n"),
-            "```",
-            "",
+            *self._example_section(),
             "## Fix safety",
             self.fix_safety.strip(),
         ]
@@ -97,6 +105,10 @@ def _examples(raw: list[dict[str, object]]) -> tuple[Example, ...]:
             fixed=None if item.get("fixed") is None else str(item["fixed"]),
             unsafe=bool(item.get("unsafe", False)),
             config=str(item.get("config", "")),
+            row=None if item.get("row") is None else int(item["row"]),  # type: ignore[call-overload]
+            column=None if item.get("column") is None else int(item["column"]),  # type: ignore[call-overload]
+            message=None if item.get("message") is None else str(item["message"]),
+            doc=bool(item.get("doc", False)),
         )
         for item in raw
     )
@@ -120,8 +132,6 @@ def all_rules() -> tuple[RuleDoc, ...]:
                 fix_availability=data["fix"],
                 what_it_does=data["what_it_does"],
                 why_bad=data["why_bad"],
-                example=data["example"],
-                use_instead=data["use_instead"],
                 fix_safety=data["fix_safety"],
                 options=data.get("options", ""),
                 bad_examples=_examples(data.get("bad", [])),

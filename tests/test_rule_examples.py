@@ -1,5 +1,6 @@
-"""Every rule's own examples (rules/*.toml) are tests, Fixit-style: bad ones are flagged with the
-rule's code (and fix to exactly the documented output), good ones are not flagged."""
+"""Every rule's own examples (``pinlint/rules/*.toml``) are tests, Fixit-style: bad ones are flagged
+with the rule's code at the documented row, column and message (and fix to exactly the documented
+output), good ones are not flagged. The docs show these same examples."""
 
 from __future__ import annotations
 
@@ -28,7 +29,11 @@ def test_every_rule_has_examples_both_ways() -> None:
 @pytest.mark.parametrize(("code", "index", "example"), BAD, ids=[f"{c}-bad{i}" for c, i, _ in BAD])
 def test_bad_example_is_flagged(code: str, index: int, example: catalog.Example) -> None:
     run = lint(example.code)
-    assert code in codes(run.diagnostics), run.diagnostics
+    found = [d for d in run.diagnostics if d.code == code]
+    assert found, run.diagnostics
+    assert example.row is not None and example.column is not None and example.message, "document where"
+    assert (found[0].location.row, found[0].location.column) == (example.row, example.column)
+    assert found[0].message == example.message
 
 
 @pytest.mark.parametrize(("code", "index", "example"), GOOD, ids=[f"{c}-good{i}" for c, i, _ in GOOD])
@@ -56,6 +61,15 @@ def test_bad_example_fixes_to_documented_output(code: str, index: int, example: 
 def test_rule_docs_have_ruff_sections() -> None:
     for rule in catalog.all_rules():
         text = rule.to_markdown()
-        for heading in ("## What it does", "## Why is this bad?", "## Example", "Use instead:", "## Fix safety"):
+        for heading in ("## What it does", "## Why is this bad?", "## Example", "Use instead", "## Fix safety"):
             assert heading in text, (rule.code, heading)
         assert text.startswith(f"# {rule.name} ({rule.code})")
+
+
+def test_documented_examples_are_tested_examples() -> None:
+    for rule in catalog.all_rules():
+        page = rule.to_markdown()
+        shown = next((e for e in rule.bad_examples if e.doc), rule.bad_examples[0])
+        assert shown.code.strip("\n") in page, rule.code
+        if shown.fixed is not None:
+            assert shown.fixed.strip("\n") in page, rule.code

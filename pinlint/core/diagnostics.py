@@ -81,6 +81,17 @@ class Fix:
     #: Why the fix is unsafe (shown to users beside the fix); empty for a safe fix.
     unsafe_reason: str = ""
 
+    def __post_init__(self) -> None:
+        # Accept the plain spelling ("safe") that formats and stored data use.
+        object.__setattr__(self, "applicability", Applicability(self.applicability))
+
+    @property
+    def explained_message(self) -> str:
+        """The message, with why the fix is unsafe when it is (what every format shows)."""
+        if self.unsafe_reason and self.applicability < Applicability.SAFE:
+            return f"{self.message} (unsafe: {self.unsafe_reason})"
+        return self.message
+
     def applies(self, unsafe_fixes: bool) -> bool:
         """Whether ``--fix`` (with ``--unsafe-fixes`` when asked) applies this fix."""
         return self.applicability >= required_applicability(unsafe_fixes)

@@ -54,7 +54,7 @@ def format_annotation(
     message = (
         f"{path}:{diag.location.row}:{diag.location.column}: {diag.code} {diag.message}"
     )
-    help_text = diag.fix.message if diag.fix is not None else diag.fix_note
+    help_text = diag.fix.explained_message if diag.fix is not None else diag.fix_note
     if help_text:
         message += f"\n  help: {help_text}"
     return f"::{level} {','.join(properties)}::{escape_data(message)}"

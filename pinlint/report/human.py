@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..core.diagnostics import Diagnostic
+from pinlint.core.diagnostics import Applicability, Diagnostic
 from ..fix.apply import apply_edits
 from pinlint.core.text import split_lines
 
@@ -30,12 +30,7 @@ def display_path(filename: str, root: Path) -> str:
 
 
 def _marker(diagnostic: Diagnostic, unsafe_fixes: bool) -> str:
-    fix = diagnostic.fix
-    if fix is None or fix.applicability == "display-only":
-        return ""
-    if fix.applicability == "safe" or unsafe_fixes:
-        return " [*]"
-    return ""
+    return " [*]" if diagnostic.fix_applies(unsafe_fixes) else ""
 
 
 def render_concise(diagnostics: Sequence[Diagnostic], root: Path, unsafe_fixes: bool = False) -> str:
@@ -121,8 +116,10 @@ def _full_block(d: Diagnostic, lines: list[str], root: Path, unsafe_fixes: bool)
                 out.append(carets)
     out.append([(" " * gutter + " |", "blue")])
     if d.fix is not None:
-        label = "help" if d.fix.applicability == "safe" else "help (unsafe fix)"
+        label = "help" if d.fix.applicability is Applicability.SAFE else "help (unsafe fix)"
         out.append([(f"{label}: {d.fix.message}", "bold cyan")])
+        if d.fix.unsafe_reason and d.fix.applicability is not Applicability.SAFE:
+            out.append([(f"note: unsafe because {d.fix.unsafe_reason}", "cyan")])
         for diff_line in _fix_diff(d, lines):
             style = "green" if diff_line.startswith("  +") else ("red" if diff_line.startswith("  -") else "")
             out.append([(diff_line, style)])
@@ -172,8 +169,8 @@ def summary(
 ) -> str:
     """ruff's closing lines: counts, and what ``--fix`` / ``--unsafe-fixes`` would do."""
     total = len(remaining) + fixed
-    safe = sum(1 for d in remaining if d.fix and d.fix.applicability == "safe")
-    unsafe = sum(1 for d in remaining if d.fix and d.fix.applicability == "unsafe")
+    safe = sum(1 for d in remaining if d.fix and d.fix.applicability is Applicability.SAFE)
+    unsafe = sum(1 for d in remaining if d.fix and d.fix.applicability is Applicability.UNSAFE)
     plural = lambda n, word: f"{n} {word}{'' if n == 1 else 's'}"  # noqa: E731
     lines = []
     if diff_mode:

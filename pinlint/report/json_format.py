@@ -25,7 +25,7 @@ def diagnostic_to_dict(diag: Diagnostic) -> dict[str, Any]:
     if diag.fix is not None:
         fix = {
             "applicability": diag.fix.applicability,
-            "message": diag.fix.message,
+            "message": diag.fix.explained_message,
             "edits": [
                 {
                     "content": edit.content,

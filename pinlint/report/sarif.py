@@ -109,7 +109,7 @@ def _replacement(edit: Edit) -> dict[str, Any]:
 
 def _fix(fix: Fix, artifact: dict[str, str]) -> dict[str, Any]:
     return {
-        "description": {"text": fix.message},
+        "description": {"text": fix.explained_message},
         "artifactChanges": [
             {
                 "artifactLocation": dict(artifact),

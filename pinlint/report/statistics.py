@@ -32,11 +32,7 @@ class RuleStatistic:
 
 
 def is_applicable_fix(diag: Diagnostic, unsafe_fixes: bool = False) -> bool:
-    if diag.fix is None:
-        return False
-    if diag.fix.applicability == "safe":
-        return True
-    return unsafe_fixes and diag.fix.applicability == "unsafe"
+    return diag.fix_applies(unsafe_fixes)
 
 
 def compute_statistics(
