@@ -20,7 +20,11 @@ def P(id: str, kind: str, expect: str, prog: str, **kw: Any) -> Program:
 IMPORT = "from pinhelp import is_pin_memory_available\n"
 
 BINDING = [
-    P("b01_bound_on_some_paths", "binding", NOT_SAFE, """
+    P(
+        "b01_bound_on_some_paths",
+        "binding",
+        NOT_SAFE,
+        """
         import torch
 
         def make(n, use):
@@ -33,8 +37,14 @@ BINDING = [
 
         def main(device):
             return make(3, None), make(3, device)
-        """, note="dev unbound at the construction when use is None"),
-    P("b02_bound_later", "binding", NOT_SAFE, """
+        """,
+        note="dev unbound at the construction when use is None",
+    ),
+    P(
+        "b02_bound_later",
+        "binding",
+        NOT_SAFE,
+        """
         import torch
 
         def make(n, name):
@@ -44,8 +54,13 @@ BINDING = [
 
         def main(device):
             return make(4, device)
-        """),
-    P("b03_comprehension_target", "binding", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "b03_comprehension_target",
+        "binding",
+        NOT_SAFE,
+        """
         import torch
 
         def make(devices):
@@ -54,8 +69,13 @@ BINDING = [
 
         def main(device):
             return make([device, device])
-        """),
-    P("b04_for_target", "binding", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "b04_for_target",
+        "binding",
+        NOT_SAFE,
+        """
         import torch
 
         def make(devices):
@@ -67,8 +87,13 @@ BINDING = [
 
         def main(device):
             return make([device])
-        """),
-    P("b05_match_target", "binding", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "b05_match_target",
+        "binding",
+        NOT_SAFE,
+        """
         import torch
 
         def make(spec):
@@ -80,8 +105,13 @@ BINDING = [
 
         def main(device):
             return make({"device": device}), make({})
-        """),
-    P("b06_walrus_target", "binding", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "b06_walrus_target",
+        "binding",
+        NOT_SAFE,
+        """
         import torch
 
         def pick(device):
@@ -95,8 +125,13 @@ BINDING = [
 
         def main(device):
             return make(device)
-        """),
-    P("b07_with_target", "binding", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "b07_with_target",
+        "binding",
+        NOT_SAFE,
+        """
         import contextlib
         import torch
 
@@ -111,8 +146,13 @@ BINDING = [
 
         def main(device):
             return make(device)
-        """),
-    P("b08_attribute_under_guard", "binding", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "b08_attribute_under_guard",
+        "binding",
+        NOT_SAFE,
+        """
         import torch
 
         def make(n, like):
@@ -123,8 +163,14 @@ BINDING = [
 
         def main(device):
             return make(3, None), make(3, torch.zeros(1, device=device))
-        """, note="like.device raises AttributeError when like is None"),
-    P("b09_attribute_set_by_call", "binding", NOT_SAFE, """
+        """,
+        note="like.device raises AttributeError when like is None",
+    ),
+    P(
+        "b09_attribute_set_by_call",
+        "binding",
+        NOT_SAFE,
+        """
         import torch
 
         class Runner:
@@ -138,8 +184,13 @@ BINDING = [
 
         def main(device):
             return Runner().make(device)
-        """),
-    P("b10_rebound_between", "binding", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "b10_rebound_between",
+        "binding",
+        NOT_SAFE,
+        """
         import torch
 
         def make(n, device):
@@ -150,8 +201,13 @@ BINDING = [
 
         def main(device):
             return make(2, device)
-        """),
-    P("b11_attribute_assigned_between", "binding", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "b11_attribute_assigned_between",
+        "binding",
+        NOT_SAFE,
+        """
         import torch
 
         class Cfg:
@@ -164,8 +220,13 @@ BINDING = [
 
         def main(device):
             return make(Cfg(), device)
-        """),
-    P("b12_module_level_bound_later", "binding", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "b12_module_level_bound_later",
+        "binding",
+        NOT_SAFE,
+        """
         import os
         import torch
 
@@ -175,8 +236,13 @@ BINDING = [
 
         def main(device):
             return ON_DEVICE
-        """),
-    P("b13_lambda_parameter", "binding", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "b13_lambda_parameter",
+        "binding",
+        NOT_SAFE,
+        """
         import torch
 
         def make():
@@ -185,8 +251,13 @@ BINDING = [
 
         def main(device):
             return make()(device)
-        """),
-    P("b14_nested_function_parameter", "binding", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "b14_nested_function_parameter",
+        "binding",
+        NOT_SAFE,
+        """
         import torch
 
         def make():
@@ -199,8 +270,13 @@ BINDING = [
 
         def main(device):
             return make()(device)
-        """),
-    P("b15_bound_in_try", "binding", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "b15_bound_in_try",
+        "binding",
+        NOT_SAFE,
+        """
         import torch
 
         def make(cfg):
@@ -213,8 +289,13 @@ BINDING = [
 
         def main(device):
             return make({}), make({"device": device})
-        """),
-    P("b16_bound_both_branches", "binding", SAFE, """
+        """,
+    ),
+    P(
+        "b16_bound_both_branches",
+        "binding",
+        SAFE,
+        """
         import torch
 
         def make(n, device, flag):
@@ -227,8 +308,14 @@ BINDING = [
 
         def main(device):
             return make(2, device, True), make(3, device, False)
-        """, note="bound on every path before the construction: safe"),
-    P("b17_fresh_in_for_body", "binding", SAFE, """
+        """,
+        note="bound on every path before the construction: safe",
+    ),
+    P(
+        "b17_fresh_in_for_body",
+        "binding",
+        SAFE,
+        """
         import torch
 
         def make(devices):
@@ -239,8 +326,14 @@ BINDING = [
 
         def main(device):
             return make([device, device])
-        """, note="construction inside the loop that binds d: safe"),
-    P("b18_self_device_from_init", "binding", SAFE, """
+        """,
+        note="construction inside the loop that binds d: safe",
+    ),
+    P(
+        "b18_self_device_from_init",
+        "binding",
+        SAFE,
+        """
         import torch
 
         class Model:
@@ -253,8 +346,13 @@ BINDING = [
 
         def main(device):
             return Model(device).make(3)
-        """),
-    P("b19_device_deleted_between", "binding", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "b19_device_deleted_between",
+        "binding",
+        NOT_SAFE,
+        """
         import torch
 
         def make(device):
@@ -266,8 +364,14 @@ BINDING = [
 
         def main(device):
             return make(device)
-        """, note="other is bound after the construction"),
-    P("b20_comprehension_construction", "binding", SAFE, """
+        """,
+        note="other is bound after the construction",
+    ),
+    P(
+        "b20_comprehension_construction",
+        "binding",
+        SAFE,
+        """
         import torch
 
         def make(devices):
@@ -275,11 +379,17 @@ BINDING = [
 
         def main(device):
             return make([device, device])
-        """, note="construction inside the comprehension that binds d: safe"),
+        """,
+        note="construction inside the comprehension that binds d: safe",
+    ),
 ]
 
 HELPER_SCOPE = [
-    P("h01_import_in_other_function", "helper-scope", SAFE, """
+    P(
+        "h01_import_in_other_function",
+        "helper-scope",
+        SAFE,
+        """
         import torch
 
         def other():
@@ -291,8 +401,14 @@ HELPER_SCOPE = [
 
         def main(device):
             return make(device), other()
-        """, note="the import in other() does not bind the name in make()"),
-    P("h02_import_later_same_function", "helper-scope", NOT_SAFE, """
+        """,
+        note="the import in other() does not bind the name in make()",
+    ),
+    P(
+        "h02_import_later_same_function",
+        "helper-scope",
+        NOT_SAFE,
+        """
         import torch
 
         def make(device):
@@ -303,8 +419,14 @@ HELPER_SCOPE = [
 
         def main(device):
             return make(device)
-        """, note="the local import makes the name local: UnboundLocalError before it"),
-    P("h03_type_checking_import", "helper-scope", SAFE, """
+        """,
+        note="the local import makes the name local: UnboundLocalError before it",
+    ),
+    P(
+        "h03_type_checking_import",
+        "helper-scope",
+        SAFE,
+        """
         from typing import TYPE_CHECKING
 
         import torch
@@ -317,8 +439,13 @@ HELPER_SCOPE = [
 
         def main(device):
             return make(device)
-        """),
-    P("h04_name_in_docstring", "helper-scope", SAFE, '''
+        """,
+    ),
+    P(
+        "h04_name_in_docstring",
+        "helper-scope",
+        SAFE,
+        '''
         """Pins with is_pin_memory_available from pinhelp."""
         import torch
 
@@ -328,8 +455,13 @@ HELPER_SCOPE = [
 
         def main(device):
             return make(device), __doc__
-        '''),
-    P("h05_name_in_comment", "helper-scope", SAFE, """
+        ''',
+    ),
+    P(
+        "h05_name_in_comment",
+        "helper-scope",
+        SAFE,
+        """
         import torch
         # from pinhelp import is_pin_memory_available
 
@@ -338,8 +470,13 @@ HELPER_SCOPE = [
 
         def main(device):
             return make(device)
-        """),
-    P("h06_parameter_named_helper", "helper-scope", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "h06_parameter_named_helper",
+        "helper-scope",
+        NOT_SAFE,
+        """
         import torch
 
         def make(device, is_pin_memory_available=False):
@@ -348,8 +485,14 @@ HELPER_SCOPE = [
 
         def main(device):
             return make(device)
-        """, note="the parameter shadows the helper: calling it raises TypeError"),
-    P("h07_local_named_helper", "helper-scope", NOT_SAFE, """
+        """,
+        note="the parameter shadows the helper: calling it raises TypeError",
+    ),
+    P(
+        "h07_local_named_helper",
+        "helper-scope",
+        NOT_SAFE,
+        """
         import torch
 
         def make(device, cfg):
@@ -359,8 +502,13 @@ HELPER_SCOPE = [
 
         def main(device):
             return make(device, {})
-        """),
-    P("h08_alias_in_file", "helper-scope", SAFE, """
+        """,
+    ),
+    P(
+        "h08_alias_in_file",
+        "helper-scope",
+        SAFE,
+        """
         import torch
         from pinhelp import is_pin_memory_available as pin_ok
 
@@ -369,8 +517,13 @@ HELPER_SCOPE = [
 
         def main(device):
             return make(device), pin_ok(device)
-        """),
-    P("h09_method_named_helper", "helper-scope", SAFE, """
+        """,
+    ),
+    P(
+        "h09_method_named_helper",
+        "helper-scope",
+        SAFE,
+        """
         import torch
 
         class Platform:
@@ -382,8 +535,14 @@ HELPER_SCOPE = [
 
         def main(device):
             return Platform().make(device)
-        """, note="a class-scope name is not visible in the method body"),
-    P("h10_name_in_string_code", "helper-scope", SAFE, """
+        """,
+        note="a class-scope name is not visible in the method body",
+    ),
+    P(
+        "h10_name_in_string_code",
+        "helper-scope",
+        SAFE,
+        """
         import torch
 
         SNIPPET = "from pinhelp import is_pin_memory_available"
@@ -393,8 +552,13 @@ HELPER_SCOPE = [
 
         def main(device):
             return make(device), SNIPPET
-        """),
-    P("h11_module_import_in_other_function", "helper-scope", SAFE, """
+        """,
+    ),
+    P(
+        "h11_module_import_in_other_function",
+        "helper-scope",
+        SAFE,
+        """
         import torch
 
         def probe():
@@ -406,8 +570,13 @@ HELPER_SCOPE = [
 
         def main(device):
             return make(device), probe()
-        """),
-    P("h12_module_attribute_in_file", "helper-scope", SAFE, """
+        """,
+    ),
+    P(
+        "h12_module_attribute_in_file",
+        "helper-scope",
+        SAFE,
+        """
         import torch
         import pinhelp
 
@@ -416,8 +585,13 @@ HELPER_SCOPE = [
 
         def main(device):
             return make(device), pinhelp.is_pin_memory_available(device)
-        """),
-    P("h13_global_rebound_to_value", "helper-scope", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "h13_global_rebound_to_value",
+        "helper-scope",
+        NOT_SAFE,
+        """
         import torch
         from pinhelp import is_pin_memory_available
 
@@ -428,8 +602,14 @@ HELPER_SCOPE = [
 
         def main(device):
             return make(device), is_pin_memory_available
-        """, note="the module name is rebound to a bool after the import"),
-    P("h14_import_in_if_false", "helper-scope", SAFE, """
+        """,
+        note="the module name is rebound to a bool after the import",
+    ),
+    P(
+        "h14_import_in_if_false",
+        "helper-scope",
+        SAFE,
+        """
         import sys
         import torch
 
@@ -441,8 +621,13 @@ HELPER_SCOPE = [
 
         def main(device):
             return make(device)
-        """),
-    P("h15_global_statement_local_def", "helper-scope", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "h15_global_statement_local_def",
+        "helper-scope",
+        NOT_SAFE,
+        """
         import torch
 
         def make(device):
@@ -453,11 +638,17 @@ HELPER_SCOPE = [
         def main(device):
             out, _ = make(device)
             return out
-        """, note="a nested def with the helper's name shadows it"),
+        """,
+        note="a nested def with the helper's name shadows it",
+    ),
 ]
 
 IMPORTS = [
-    P("i01_string_looks_like_imports", "imports", SAFE, '''
+    P(
+        "i01_string_looks_like_imports",
+        "imports",
+        SAFE,
+        '''
         TEMPLATE = """
         import os
         import torch
@@ -469,8 +660,13 @@ IMPORTS = [
 
         def main(device):
             return make(device), TEMPLATE
-        '''),
-    P("i02_use_before_import_block", "imports", SAFE, """
+        ''',
+    ),
+    P(
+        "i02_use_before_import_block",
+        "imports",
+        SAFE,
+        """
         import torch
 
         def make(device):
@@ -482,8 +678,14 @@ IMPORTS = [
 
         def main(device):
             return make(device), WARM, os.sep
-        """, note="module-level code calls the fixed function before the last import"),
-    P("i03_future_import", "imports", SAFE, '''
+        """,
+        note="module-level code calls the fixed function before the last import",
+    ),
+    P(
+        "i03_future_import",
+        "imports",
+        SAFE,
+        '''
         """Doc."""
         from __future__ import annotations
 
@@ -494,8 +696,13 @@ IMPORTS = [
 
         def main(device):
             return make(device), __doc__
-        '''),
-    P("i04_module_docstring_only", "imports", SAFE, '''
+        ''',
+    ),
+    P(
+        "i04_module_docstring_only",
+        "imports",
+        SAFE,
+        '''
         """Module docstring that must stay the docstring."""
         import torch
 
@@ -504,8 +711,13 @@ IMPORTS = [
 
         def main(device):
             return make(device), __doc__
-        '''),
-    P("i05_string_after_imports", "imports", SAFE, """
+        ''',
+    ),
+    P(
+        "i05_string_after_imports",
+        "imports",
+        SAFE,
+        """
         import torch
         HELP = '''
         from somewhere import something
@@ -516,8 +728,13 @@ IMPORTS = [
 
         def main(device):
             return make(device), HELP
-        """),
-    P("i06_parenthesized_import", "imports", SAFE, """
+        """,
+    ),
+    P(
+        "i06_parenthesized_import",
+        "imports",
+        SAFE,
+        """
         from os import (
             path,
             sep,
@@ -529,8 +746,13 @@ IMPORTS = [
 
         def main(device):
             return make(device), sep, path.basename("a/b")
-        """),
-    P("i07_semicolon_imports", "imports", SAFE, """
+        """,
+    ),
+    P(
+        "i07_semicolon_imports",
+        "imports",
+        SAFE,
+        """
         import os; import torch
 
         def make(device):
@@ -538,8 +760,13 @@ IMPORTS = [
 
         def main(device):
             return make(device), os.sep
-        """),
-    P("i08_try_import_block", "imports", SAFE, """
+        """,
+    ),
+    P(
+        "i08_try_import_block",
+        "imports",
+        SAFE,
+        """
         import torch
         try:
             import numpy as np
@@ -551,8 +778,13 @@ IMPORTS = [
 
         def main(device):
             return make(device), np is not None
-        """),
-    P("i09_join_existing_from_import", "imports", SAFE, """
+        """,
+    ),
+    P(
+        "i09_join_existing_from_import",
+        "imports",
+        SAFE,
+        """
         import torch
         from pinhelp import __name__ as helper_module
 
@@ -561,8 +793,13 @@ IMPORTS = [
 
         def main(device):
             return make(device), helper_module
-        """),
-    P("i10_docstring_with_import_lines", "imports", SAFE, '''
+        """,
+    ),
+    P(
+        "i10_docstring_with_import_lines",
+        "imports",
+        SAFE,
+        '''
         """Usage:
 
         import torch
@@ -575,8 +812,13 @@ IMPORTS = [
 
         def main(device):
             return make(device), __doc__
-        '''),
-    P("i11_shebang_and_comments", "imports", SAFE, """
+        ''',
+    ),
+    P(
+        "i11_shebang_and_comments",
+        "imports",
+        SAFE,
+        """
         #!/usr/bin/env python
         # -*- coding: utf-8 -*-
         # A header comment.
@@ -587,8 +829,13 @@ IMPORTS = [
 
         def main(device):
             return make(device)
-        """),
-    P("i12_backslash_continued_import", "imports", SAFE, """
+        """,
+    ),
+    P(
+        "i12_backslash_continued_import",
+        "imports",
+        SAFE,
+        """
         import os, \\
             sys
         import torch
@@ -598,16 +845,26 @@ IMPORTS = [
 
         def main(device):
             return make(device), os.sep, sys.maxsize > 0
-        """),
-    P("i13_no_imports_before_use", "imports", SAFE, """
+        """,
+    ),
+    P(
+        "i13_no_imports_before_use",
+        "imports",
+        SAFE,
+        """
         def make(device):
             import torch
             return torch.tensor([1, 2]).to(device, non_blocking=True)
 
         def main(device):
             return make(device)
-        """),
-    P("i14_all_and_dunder", "imports", SAFE, '''
+        """,
+    ),
+    P(
+        "i14_all_and_dunder",
+        "imports",
+        SAFE,
+        '''
         """Doc."""
 
         __all__ = ["make"]
@@ -620,11 +877,16 @@ IMPORTS = [
 
         def main(device):
             return make(device), __doc__, __all__
-        '''),
+        ''',
+    ),
 ]
 
 DATA = [
-    P("d01_augmented_numpy", "data", NOT_SAFE, """
+    P(
+        "d01_augmented_numpy",
+        "data",
+        NOT_SAFE,
+        """
         import numpy as np
         import torch
 
@@ -635,8 +897,13 @@ DATA = [
 
         def main(device):
             return make(device, [0, 1, 1, 3])
-        """),
-    P("d02_np_random", "data", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "d02_np_random",
+        "data",
+        NOT_SAFE,
+        """
         import numpy as np
         import torch
 
@@ -645,8 +912,13 @@ DATA = [
 
         def main(device):
             return make(device)
-        """),
-    P("d03_astype", "data", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "d03_astype",
+        "data",
+        NOT_SAFE,
+        """
         import numpy as np
         import torch
 
@@ -656,8 +928,13 @@ DATA = [
 
         def main(device):
             return make(device, [1, 2, 3])
-        """),
-    P("d04_numpy_arithmetic", "data", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "d04_numpy_arithmetic",
+        "data",
+        NOT_SAFE,
+        """
         import numpy as np
         import torch
 
@@ -667,8 +944,13 @@ DATA = [
 
         def main(device):
             return make(device)
-        """),
-    P("d05_tensor_in_dict", "data", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "d05_tensor_in_dict",
+        "data",
+        NOT_SAFE,
+        """
         import torch
 
         def make(device):
@@ -677,8 +959,13 @@ DATA = [
 
         def main(device):
             return make(device)
-        """),
-    P("d06_tuple_unpack_numpy", "data", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "d06_tuple_unpack_numpy",
+        "data",
+        NOT_SAFE,
+        """
         import numpy as np
         import torch
 
@@ -688,8 +975,13 @@ DATA = [
 
         def main(device):
             return make(device)
-        """),
-    P("d07_numpy_reassigned", "data", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "d07_numpy_reassigned",
+        "data",
+        NOT_SAFE,
+        """
         import numpy as np
         import torch
 
@@ -700,8 +992,13 @@ DATA = [
 
         def main(device):
             return make(device)
-        """),
-    P("d08_tensor_numpy_roundtrip", "data", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "d08_tensor_numpy_roundtrip",
+        "data",
+        NOT_SAFE,
+        """
         import torch
 
         def make(device, t):
@@ -709,8 +1006,13 @@ DATA = [
 
         def main(device):
             return make(device, torch.arange(3))
-        """),
-    P("d09_function_returns_numpy", "data", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "d09_function_returns_numpy",
+        "data",
+        NOT_SAFE,
+        """
         import numpy as np
         import torch
 
@@ -722,8 +1024,13 @@ DATA = [
 
         def main(device):
             return make(device)
-        """),
-    P("d10_tensor_parameter", "data", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "d10_tensor_parameter",
+        "data",
+        NOT_SAFE,
+        """
         import torch
 
         def make(device, t):
@@ -731,8 +1038,13 @@ DATA = [
 
         def main(device):
             return make(device, torch.ones(2))
-        """),
-    P("d11_plain_numpy_module", "data", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "d11_plain_numpy_module",
+        "data",
+        NOT_SAFE,
+        """
         import numpy
         import torch
 
@@ -741,8 +1053,13 @@ DATA = [
 
         def main(device):
             return make(device)
-        """),
-    P("d12_concatenate", "data", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "d12_concatenate",
+        "data",
+        NOT_SAFE,
+        """
         import numpy as np
         import torch
 
@@ -752,8 +1069,13 @@ DATA = [
 
         def main(device):
             return make(device)
-        """),
-    P("d13_maybe_numpy_branch", "data", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "d13_maybe_numpy_branch",
+        "data",
+        NOT_SAFE,
+        """
         import numpy as np
         import torch
 
@@ -764,8 +1086,13 @@ DATA = [
 
         def main(device):
             return make(device, True), make(device, False)
-        """),
-    P("d14_augmented_list_then_numpy", "data", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "d14_augmented_list_then_numpy",
+        "data",
+        NOT_SAFE,
+        """
         import numpy as np
         import torch
 
@@ -776,8 +1103,13 @@ DATA = [
 
         def main(device):
             return make(device)
-        """),
-    P("d15_tensor_in_list_index", "data", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "d15_tensor_in_list_index",
+        "data",
+        NOT_SAFE,
+        """
         import torch
 
         def make(device):
@@ -786,8 +1118,13 @@ DATA = [
 
         def main(device):
             return make(device)
-        """),
-    P("d16_tolist_is_python", "data", SAFE, """
+        """,
+    ),
+    P(
+        "d16_tolist_is_python",
+        "data",
+        SAFE,
+        """
         import numpy as np
         import torch
 
@@ -797,8 +1134,14 @@ DATA = [
 
         def main(device):
             return make(device)
-        """, note=".tolist() is Python data: safe"),
-    P("d17_sum_of_arrays", "data", NOT_SAFE, """
+        """,
+        note=".tolist() is Python data: safe",
+    ),
+    P(
+        "d17_sum_of_arrays",
+        "data",
+        NOT_SAFE,
+        """
         import numpy as np
         import torch
 
@@ -808,8 +1151,13 @@ DATA = [
 
         def main(device):
             return make(device)
-        """),
-    P("d18_np_where", "data", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "d18_np_where",
+        "data",
+        NOT_SAFE,
+        """
         import numpy as np
         import torch
 
@@ -819,11 +1167,16 @@ DATA = [
 
         def main(device):
             return make(device, [0, 2, 3])
-        """),
+        """,
+    ),
 ]
 
 HELPER_ARGS = [
-    P("a01_noarg_helper_called_in_file", "helper-args", SAFE, """
+    P(
+        "a01_noarg_helper_called_in_file",
+        "helper-args",
+        SAFE,
+        """
         import torch
         from pinhelp import is_pin_memory_available
 
@@ -832,8 +1185,16 @@ HELPER_ARGS = [
 
         def main(device):
             return make(device), is_pin_memory_available()
-        """, helper="noarg", config="", note="the file calls it with no argument"),
-    P("a02_noarg_helper_project_definition", "helper-args", SAFE, """
+        """,
+        helper="noarg",
+        config="",
+        note="the file calls it with no argument",
+    ),
+    P(
+        "a02_noarg_helper_project_definition",
+        "helper-args",
+        SAFE,
+        """
         import torch
 
         def make(device):
@@ -841,8 +1202,16 @@ HELPER_ARGS = [
 
         def main(device):
             return make(device)
-        """, helper="noarg", config="", note="the project defines it with no parameter"),
-    P("a03_kwonly_helper_called_by_keyword", "helper-args", SAFE, """
+        """,
+        helper="noarg",
+        config="",
+        note="the project defines it with no parameter",
+    ),
+    P(
+        "a03_kwonly_helper_called_by_keyword",
+        "helper-args",
+        SAFE,
+        """
         import torch
         from pinhelp import is_pin_memory_available
 
@@ -851,8 +1220,15 @@ HELPER_ARGS = [
 
         def main(device):
             return make(device), is_pin_memory_available(device=device)
-        """, helper="kwonly", config=""),
-    P("a04_kwonly_helper_project_definition", "helper-args", SAFE, """
+        """,
+        helper="kwonly",
+        config="",
+    ),
+    P(
+        "a04_kwonly_helper_project_definition",
+        "helper-args",
+        SAFE,
+        """
         import torch
 
         def make(device):
@@ -860,8 +1236,15 @@ HELPER_ARGS = [
 
         def main(device):
             return make(device)
-        """, helper="kwonly", config=""),
-    P("a05_current_platform_method", "helper-args", SAFE, """
+        """,
+        helper="kwonly",
+        config="",
+    ),
+    P(
+        "a05_current_platform_method",
+        "helper-args",
+        SAFE,
+        """
         import torch
         from platforms import current_platform
 
@@ -870,7 +1253,11 @@ HELPER_ARGS = [
 
         def main(device):
             return make(device), current_platform.is_pin_memory_available()
-        """, helper="", config="", files={"platforms.py": """
+        """,
+        helper="",
+        config="",
+        files={
+            "platforms.py": """
         import os
 
         class Platform:
@@ -878,8 +1265,15 @@ HELPER_ARGS = [
                 return os.environ.get("FIXSAFETY_PIN") == "1"
 
         current_platform = Platform()
-        """}, note="vLLM/SGLang style: current_platform.is_pin_memory_available()"),
-    P("a06_evidence_beats_config", "helper-args", SAFE, """
+        """
+        },
+        note="vLLM/SGLang style: current_platform.is_pin_memory_available()",
+    ),
+    P(
+        "a06_evidence_beats_config",
+        "helper-args",
+        SAFE,
+        """
         import torch
         from pinhelp import is_pin_memory_available
 
@@ -888,8 +1282,15 @@ HELPER_ARGS = [
 
         def main(device):
             return make(device), is_pin_memory_available()
-        """, helper="noarg", note="config says (device); the file and definition say ()"),
-    P("a07_device_default_helper", "helper-args", SAFE, """
+        """,
+        helper="noarg",
+        note="config says (device); the file and definition say ()",
+    ),
+    P(
+        "a07_device_default_helper",
+        "helper-args",
+        SAFE,
+        """
         import torch
         from pinhelp import is_pin_memory_available
 
@@ -898,8 +1299,15 @@ HELPER_ARGS = [
 
         def main(device):
             return make(device), is_pin_memory_available(device)
-        """, helper="device_default", config=""),
-    P("a08_vllm_named_stub_takes_device", "helper-args", SAFE, """
+        """,
+        helper="device_default",
+        config="",
+    ),
+    P(
+        "a08_vllm_named_stub_takes_device",
+        "helper-args",
+        SAFE,
+        """
         import torch
         from vllm.utils import is_pin_memory_available
 
@@ -908,7 +1316,12 @@ HELPER_ARGS = [
 
         def main(device):
             return make(device), is_pin_memory_available(device)
-        """, helper="", config="", files={"vllm/__init__.py": "", "vllm/utils.py": """
+        """,
+        helper="",
+        config="",
+        files={
+            "vllm/__init__.py": "",
+            "vllm/utils.py": """
         import os
 
         import torch
@@ -916,8 +1329,15 @@ HELPER_ARGS = [
         def is_pin_memory_available(device):
             torch.device(device)
             return os.environ.get("FIXSAFETY_PIN") == "1"
-        """}, note="the file calls it with a device whatever a table says about vllm"),
-    P("a09_helper_needs_two_args", "helper-args", NOT_SAFE, """
+        """,
+        },
+        note="the file calls it with a device whatever a table says about vllm",
+    ),
+    P(
+        "a09_helper_needs_two_args",
+        "helper-args",
+        NOT_SAFE,
+        """
         import torch
         from pinhelp2 import is_pin_memory_available
 
@@ -926,13 +1346,23 @@ HELPER_ARGS = [
 
         def main(device):
             return make(device), is_pin_memory_available(device, True)
-        """, helper="", config="", files={"pinhelp2.py": """
+        """,
+        helper="",
+        config="",
+        files={
+            "pinhelp2.py": """
         import os
 
         def is_pin_memory_available(device, strict):
             return os.environ.get("FIXSAFETY_PIN") == "1"
-        """}),
-    P("a10_noarg_vllm_stub_configured", "helper-args", SAFE, """
+        """
+        },
+    ),
+    P(
+        "a10_noarg_vllm_stub_configured",
+        "helper-args",
+        SAFE,
+        """
         import torch
 
         def make(device):
@@ -940,14 +1370,24 @@ HELPER_ARGS = [
 
         def main(device):
             return make(device)
-        """, helper="", config="vllm.utils:is_pin_memory_available()", files={
-        "vllm/__init__.py": "", "vllm/utils.py": """
+        """,
+        helper="",
+        config="vllm.utils:is_pin_memory_available()",
+        files={
+            "vllm/__init__.py": "",
+            "vllm/utils.py": """
         import os
 
         def is_pin_memory_available():
             return os.environ.get("FIXSAFETY_PIN") == "1"
-        """}),
-    P("a11_noarg_project_def_cuda", "helper-args", SAFE, """
+        """,
+        },
+    ),
+    P(
+        "a11_noarg_project_def_cuda",
+        "helper-args",
+        SAFE,
+        """
         import torch
 
         def make():
@@ -955,11 +1395,18 @@ HELPER_ARGS = [
 
         def main(device):
             return make()
-        """, helper="noarg", config=""),
+        """,
+        helper="noarg",
+        config="",
+    ),
 ]
 
 RACE = [
-    P("r01_iadd_after_copy", "race", NOT_SAFE, """
+    P(
+        "r01_iadd_after_copy",
+        "race",
+        NOT_SAFE,
+        """
         import torch
 
         def make(device):
@@ -969,8 +1416,13 @@ RACE = [
             return y, x
         def main(device):
             return make(device)
-        """),
-    P("r02_index_set_after_copy", "race", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "r02_index_set_after_copy",
+        "race",
+        NOT_SAFE,
+        """
         import torch
 
         def make(device):
@@ -980,8 +1432,13 @@ RACE = [
             return y
         def main(device):
             return make(device)
-        """),
-    P("r03_copy_into_source", "race", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "r03_copy_into_source",
+        "race",
+        NOT_SAFE,
+        """
         import torch
 
         def make(device, other):
@@ -992,8 +1449,13 @@ RACE = [
             return y
         def main(device):
             return make(device, torch.full((3,), 4.0))
-        """),
-    P("r04_zero_after_copy", "race", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "r04_zero_after_copy",
+        "race",
+        NOT_SAFE,
+        """
         import torch
 
         def make(device):
@@ -1003,8 +1465,13 @@ RACE = [
             return y
         def main(device):
             return make(device)
-        """),
-    P("r05_numpy_view_write", "race", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "r05_numpy_view_write",
+        "race",
+        NOT_SAFE,
+        """
         import torch
 
         def make(device):
@@ -1015,8 +1482,13 @@ RACE = [
             return y
         def main(device):
             return make(device)
-        """),
-    P("r06_buffer_refilled_in_loop", "race", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "r06_buffer_refilled_in_loop",
+        "race",
+        NOT_SAFE,
+        """
         import torch
 
         def make(device, rows):
@@ -1029,8 +1501,13 @@ RACE = [
             return out
         def main(device):
             return make(device, [(1, 2), (3, 4)])
-        """),
-    P("r07_view_written", "race", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "r07_view_written",
+        "race",
+        NOT_SAFE,
+        """
         import torch
 
         def make(device):
@@ -1040,8 +1517,13 @@ RACE = [
             return y
         def main(device):
             return make(device)
-        """),
-    P("r08_written_by_callee", "race", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "r08_written_by_callee",
+        "race",
+        NOT_SAFE,
+        """
         import torch
 
         def bump(t):
@@ -1054,8 +1536,13 @@ RACE = [
             return y
         def main(device):
             return make(device)
-        """),
-    P("r09_self_buffer_refilled_elsewhere", "race", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "r09_self_buffer_refilled_elsewhere",
+        "race",
+        NOT_SAFE,
+        """
         import torch
 
         class Stager:
@@ -1075,8 +1562,13 @@ RACE = [
             s.refill(5)
             b = s.send()
             return a, b
-        """),
-    P("r10_returned_and_written_by_caller", "race", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "r10_returned_and_written_by_caller",
+        "race",
+        NOT_SAFE,
+        """
         import torch
 
         def make(device):
@@ -1087,8 +1579,13 @@ RACE = [
             x, y = make(device)
             x += 7
             return y
-        """),
-    P("r11_view_alias_written", "race", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "r11_view_alias_written",
+        "race",
+        NOT_SAFE,
+        """
         import torch
 
         def make(device):
@@ -1099,8 +1596,13 @@ RACE = [
             return y
         def main(device):
             return make(device)
-        """),
-    P("r12_copy_sink_then_write", "race", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "r12_copy_sink_then_write",
+        "race",
+        NOT_SAFE,
+        """
         import torch
 
         def make(device):
@@ -1111,8 +1613,13 @@ RACE = [
             return dst
         def main(device):
             return make(device)
-        """),
-    P("r13_cuda_then_write", "race", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "r13_cuda_then_write",
+        "race",
+        NOT_SAFE,
+        """
         import torch
 
         def make():
@@ -1122,8 +1629,13 @@ RACE = [
             return y
         def main(device):
             return make()
-        """),
-    P("r14_write_in_later_iteration_of_list", "race", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "r14_write_in_later_iteration_of_list",
+        "race",
+        NOT_SAFE,
+        """
         import torch
 
         def make(device):
@@ -1133,9 +1645,14 @@ RACE = [
             return out
         def main(device):
             return make(device)
-        """),
+        """,
+    ),
     # OK twins: the same shapes without a write after the copy; the fix is safe.
-    P("r20_ok_fresh_each_iteration", "race", SAFE, """
+    P(
+        "r20_ok_fresh_each_iteration",
+        "race",
+        SAFE,
+        """
         import torch
 
         def make(device, rows):
@@ -1146,8 +1663,13 @@ RACE = [
             return out
         def main(device):
             return make(device, [[1, 2], [3, 4]])
-        """),
-    P("r21_ok_write_before_copy", "race", SAFE, """
+        """,
+    ),
+    P(
+        "r21_ok_write_before_copy",
+        "race",
+        SAFE,
+        """
         import torch
 
         def make(device):
@@ -1157,8 +1679,13 @@ RACE = [
             return x.to(device, non_blocking=True)
         def main(device):
             return make(device)
-        """),
-    P("r22_ok_write_to_result", "race", SAFE, """
+        """,
+    ),
+    P(
+        "r22_ok_write_to_result",
+        "race",
+        SAFE,
+        """
         import torch
 
         def make(device):
@@ -1168,8 +1695,13 @@ RACE = [
             return y
         def main(device):
             return make(device)
-        """),
-    P("r23_ok_rebind_not_inplace", "race", SAFE, """
+        """,
+    ),
+    P(
+        "r23_ok_rebind_not_inplace",
+        "race",
+        SAFE,
+        """
         import torch
 
         def make(device):
@@ -1179,8 +1711,13 @@ RACE = [
             return y, x
         def main(device):
             return make(device)
-        """),
-    P("r24_ok_fresh_filled_then_copied", "race", SAFE, """
+        """,
+    ),
+    P(
+        "r24_ok_fresh_filled_then_copied",
+        "race",
+        SAFE,
+        """
         import torch
 
         def make(device, n):
@@ -1192,8 +1729,13 @@ RACE = [
             return out
         def main(device):
             return make(device, 3)
-        """),
-    P("r25_ok_write_to_clone", "race", SAFE, """
+        """,
+    ),
+    P(
+        "r25_ok_write_to_clone",
+        "race",
+        SAFE,
+        """
         import torch
 
         def make(device):
@@ -1204,8 +1746,13 @@ RACE = [
             return y, z
         def main(device):
             return make(device)
-        """),
-    P("r26_ok_read_after_copy", "race", SAFE, """
+        """,
+    ),
+    P(
+        "r26_ok_read_after_copy",
+        "race",
+        SAFE,
+        """
         import torch
 
         def make(device):
@@ -1215,11 +1762,16 @@ RACE = [
             return y, total
         def main(device):
             return make(device)
-        """),
+        """,
+    ),
 ]
 
 EDGE = [
-    P("e01_dtype_variable_not_device", "edge", NOT_SAFE, """
+    P(
+        "e01_dtype_variable_not_device",
+        "edge",
+        NOT_SAFE,
+        """
         import torch
 
         def make():
@@ -1228,36 +1780,63 @@ EDGE = [
 
         def main(device):
             return make()
-        """, note="a dtype cast, not a copy: the helper would get a dtype"),
-    P("e02_dtype_literal_not_device", "edge", NOT_SAFE, """
+        """,
+        note="a dtype cast, not a copy: the helper would get a dtype",
+    ),
+    P(
+        "e02_dtype_literal_not_device",
+        "edge",
+        NOT_SAFE,
+        """
         import torch
 
         def main(device):
             return torch.tensor([1, 2]).to(torch.float16, non_blocking=True)
-        """),
-    P("e03_dtype_positional_non_blocking", "edge", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "e03_dtype_positional_non_blocking",
+        "edge",
+        NOT_SAFE,
+        """
         import torch
 
         def main(device):
             return torch.tensor([1, 2]).to(torch.float16, True)
-        """),
-    P("e04_requires_grad_pin003", "edge", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "e04_requires_grad_pin003",
+        "edge",
+        NOT_SAFE,
+        """
         import torch
 
         def main(device):
             w = torch.tensor([1.0, 2.0], device=device, requires_grad=True)
             (w * 2).sum().backward()
             return w.is_leaf, w.grad
-        """, extra_config='extend-select = ["PIN003"]',
-        note="PIN003's fix makes a leaf a non-leaf: .grad is lost"),
-    P("e05_requires_grad_pin001", "edge", SAFE, """
+        """,
+        extra_config='extend-select = ["PIN003"]',
+        note="PIN003's fix makes a leaf a non-leaf: .grad is lost",
+    ),
+    P(
+        "e05_requires_grad_pin001",
+        "edge",
+        SAFE,
+        """
         import torch
 
         def main(device):
             w = torch.tensor([1.0, 2.0], requires_grad=True).to(device, non_blocking=True)
             return w.is_leaf, w.requires_grad
-        """),
-    P("e06_copy_into_pinned_staging", "edge", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "e06_copy_into_pinned_staging",
+        "edge",
+        NOT_SAFE,
+        """
         import torch
         from pinhelp import is_pin_memory_available
 
@@ -1268,8 +1847,14 @@ EDGE = [
 
         def main(device):
             return make(device)
-        """, note="copy_ into a pinned host buffer is host-to-host: nothing to fix"),
-    P("e07_set_default_device_in_comment", "edge", SAFE, """
+        """,
+        note="copy_ into a pinned host buffer is host-to-host: nothing to fix",
+    ),
+    P(
+        "e07_set_default_device_in_comment",
+        "edge",
+        SAFE,
+        """
         import torch
 
         # Do not call torch.set_default_device here: it would move every factory.
@@ -1278,20 +1863,35 @@ EDGE = [
 
         def main(device):
             return make(device)
-        """),
-    P("e08_symlinked_file", "edge", SAFE, """
+        """,
+    ),
+    P(
+        "e08_symlinked_file",
+        "edge",
+        SAFE,
+        """
         from hot import make
 
         def main(device):
             return make(device)
-        """, files={"src/hot_impl.py": """
+        """,
+        files={
+            "src/hot_impl.py": """
         import torch
 
         def make(device):
             return torch.tensor([1, 2]).to(device, non_blocking=True)
-        """}, symlinks={"hot.py": "src/hot_impl.py"}, lint_paths=("hot.py",),
-        note="--fix on the link must write through to the target and keep the link"),
-    P("e09_set_default_device_in_string", "edge", SAFE, """
+        """
+        },
+        symlinks={"hot.py": "src/hot_impl.py"},
+        lint_paths=("hot.py",),
+        note="--fix on the link must write through to the target and keep the link",
+    ),
+    P(
+        "e09_set_default_device_in_string",
+        "edge",
+        SAFE,
+        """
         import torch
 
         NOTE = "never torch.set_default_device in workers"
@@ -1301,27 +1901,47 @@ EDGE = [
 
         def main(device):
             return make(device), NOTE
-        """),
-    P("e10_noqa", "edge", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "e10_noqa",
+        "edge",
+        NOT_SAFE,
+        """
         import torch
 
         def main(device):
             return torch.tensor([1, 2]).to(device, non_blocking=True)  # noqa: PIN001
-        """),
-    P("e11_device_dtype_positional", "edge", SAFE, """
+        """,
+    ),
+    P(
+        "e11_device_dtype_positional",
+        "edge",
+        SAFE,
+        """
         import torch
 
         def main(device):
             return torch.tensor([1, 2]).to(device, torch.float32, True)
-        """),
-    P("e12_non_blocking_variable", "edge", SAFE, """
+        """,
+    ),
+    P(
+        "e12_non_blocking_variable",
+        "edge",
+        SAFE,
+        """
         import torch
 
         def main(device):
             nb = True
             return torch.tensor([1, 2]).to(device, non_blocking=nb)
-        """),
-    P("e13_other_tensor_as_target", "edge", NOT_SAFE, """
+        """,
+    ),
+    P(
+        "e13_other_tensor_as_target",
+        "edge",
+        NOT_SAFE,
+        """
         import torch
 
         def make(like):
@@ -1329,48 +1949,85 @@ EDGE = [
 
         def main(device):
             return make(torch.zeros(1, device=device))
-        """, note="helper(tensor) is not helper(device); a fix passing like.device is fine too"),
-    P("e14_host_literal_target", "edge", NOT_SAFE, """
+        """,
+        note="helper(tensor) is not helper(device); a fix passing like.device is fine too",
+    ),
+    P(
+        "e14_host_literal_target",
+        "edge",
+        NOT_SAFE,
+        """
         import torch
 
         def main(device):
             return torch.tensor([1, 2]).to("cpu", non_blocking=True)
-        """),
-    P("e15_symlinked_dir_member", "edge", SAFE, """
+        """,
+    ),
+    P(
+        "e15_symlinked_dir_member",
+        "edge",
+        SAFE,
+        """
         from pkg.hot import make
 
         def main(device):
             return make(device)
-        """, files={"real_pkg/__init__.py": "", "real_pkg/hot.py": """
+        """,
+        files={
+            "real_pkg/__init__.py": "",
+            "real_pkg/hot.py": """
         import torch
 
         def make(device):
             return torch.zeros(3).to(device, non_blocking=True)
-        """}, symlinks={"pkg": "real_pkg"}, lint_paths=("pkg/hot.py",)),
-    P("e16_pin002_numpy_stage_untouched", "edge", NOT_SAFE, """
+        """,
+        },
+        symlinks={"pkg": "real_pkg"},
+        lint_paths=("pkg/hot.py",),
+    ),
+    P(
+        "e16_pin002_numpy_stage_untouched",
+        "edge",
+        NOT_SAFE,
+        """
         import numpy as np
         import torch
 
         def main(device):
             return torch.from_numpy(np.arange(3)).to(device, non_blocking=True)
-        """),
+        """,
+    ),
 ]
 
 PLAIN = [
-    P("p01_chained_literal", "plain", SAFE, """
+    P(
+        "p01_chained_literal",
+        "plain",
+        SAFE,
+        """
         import torch
 
         def main(device):
             return torch.tensor([1, 2, 3]).to(device, non_blocking=True)
-        """),
-    P("p02_local_name", "plain", SAFE, """
+        """,
+    ),
+    P(
+        "p02_local_name",
+        "plain",
+        SAFE,
+        """
         import torch
 
         def main(device):
             lens = torch.tensor([len(s) for s in ["a", "bb"]], dtype=torch.int64)
             return lens.to(device, non_blocking=True)
-        """),
-    P("p03_self_attribute", "plain", SAFE, """
+        """,
+    ),
+    P(
+        "p03_self_attribute",
+        "plain",
+        SAFE,
+        """
         import torch
 
         class Batch:
@@ -1381,8 +2038,13 @@ PLAIN = [
 
         def main(device):
             return Batch().prepare([[1], [1, 2]], device)
-        """),
-    P("p04_branches", "plain", SAFE, """
+        """,
+    ),
+    P(
+        "p04_branches",
+        "plain",
+        SAFE,
+        """
         import torch
 
         def make(n, device, flag):
@@ -1394,50 +2056,85 @@ PLAIN = [
 
         def main(device):
             return make(3, device, True), make(3, device, False)
-        """),
-    P("p05_len_data", "plain", SAFE, """
+        """,
+    ),
+    P(
+        "p05_len_data",
+        "plain",
+        SAFE,
+        """
         import torch
 
         def main(device):
             items = [1, 2, 3]
             return torch.tensor(len(items)).to(device, non_blocking=True)
-        """),
-    P("p06_tolist_data", "plain", SAFE, """
+        """,
+    ),
+    P(
+        "p06_tolist_data",
+        "plain",
+        SAFE,
+        """
         import torch
 
         def main(device):
             src = torch.arange(3)
             return torch.tensor(src.tolist()).to(device, non_blocking=True)
-        """),
-    P("p07_cuda", "plain", SAFE, """
+        """,
+    ),
+    P(
+        "p07_cuda",
+        "plain",
+        SAFE,
+        """
         import torch
 
         def main(device):
             return torch.ones(3).cuda(non_blocking=True)
-        """),
-    P("p08_copy_into_device", "plain", SAFE, """
+        """,
+    ),
+    P(
+        "p08_copy_into_device",
+        "plain",
+        SAFE,
+        """
         import torch
 
         def main(device):
             dst = torch.empty(3, device=device)
             dst.copy_(torch.tensor([1.0, 2.0, 3.0]), non_blocking=True)
             return dst
-        """),
-    P("p09_device_keyword", "plain", SAFE, """
+        """,
+    ),
+    P(
+        "p09_device_keyword",
+        "plain",
+        SAFE,
+        """
         import torch
 
         def main(device):
             return torch.full((2,), 3).to(device=device, non_blocking=True)
-        """),
-    P("p10_helper_already_imported", "plain", SAFE, """
+        """,
+    ),
+    P(
+        "p10_helper_already_imported",
+        "plain",
+        SAFE,
+        """
         import torch
         from pinhelp import is_pin_memory_available
 
         def main(device):
             staging_ok = is_pin_memory_available(device)
             return torch.zeros(2).to(device, non_blocking=True), staging_ok
-        """),
-    P("p11_multiline_call", "plain", SAFE, """
+        """,
+    ),
+    P(
+        "p11_multiline_call",
+        "plain",
+        SAFE,
+        """
         import torch
 
         def main(device):
@@ -1445,8 +2142,13 @@ PLAIN = [
                 [1, 2, 3],
                 dtype=torch.int32,
             ).to(device, non_blocking=True)
-        """),
-    P("p12_conditional_expression", "plain", SAFE, """
+        """,
+    ),
+    P(
+        "p12_conditional_expression",
+        "plain",
+        SAFE,
+        """
         import torch
 
         def make(n, device, flag):
@@ -1455,53 +2157,93 @@ PLAIN = [
 
         def main(device):
             return make(2, device, True), make(2, device, False)
-        """),
-    P("p13_view_of_source", "plain", SAFE, """
+        """,
+    ),
+    P(
+        "p13_view_of_source",
+        "plain",
+        SAFE,
+        """
         import torch
 
         def main(device):
             base = torch.arange(6)
             return base[1:].view(-1).to(device, non_blocking=True)
-        """),
-    P("p14_new_zeros", "plain", SAFE, """
+        """,
+    ),
+    P(
+        "p14_new_zeros",
+        "plain",
+        SAFE,
+        """
         import torch
 
         def main(device):
             proto = torch.ones(2)
             return proto.new_zeros(3).to(device, non_blocking=True)
-        """),
-    P("p15_zeros_like", "plain", SAFE, """
+        """,
+    ),
+    P(
+        "p15_zeros_like",
+        "plain",
+        SAFE,
+        """
         import torch
 
         def main(device):
             proto = torch.ones(2)
             return torch.zeros_like(proto).to(device, non_blocking=True)
-        """),
-    P("p16_linspace", "plain", SAFE, """
+        """,
+    ),
+    P(
+        "p16_linspace",
+        "plain",
+        SAFE,
+        """
         import torch
 
         def main(device):
             return torch.linspace(0, 1, 5).to(device, non_blocking=True)
-        """),
-    P("p17_eye", "plain", SAFE, """
+        """,
+    ),
+    P(
+        "p17_eye",
+        "plain",
+        SAFE,
+        """
         import torch
 
         def main(device):
             return torch.eye(2).to(device, non_blocking=True)
-        """),
-    P("p18_import_alias", "plain", SAFE, """
+        """,
+    ),
+    P(
+        "p18_import_alias",
+        "plain",
+        SAFE,
+        """
         import torch as T
 
         def main(device):
             return T.tensor([5, 6]).to(device, non_blocking=True)
-        """),
-    P("p19_from_import_factory", "plain", SAFE, """
+        """,
+    ),
+    P(
+        "p19_from_import_factory",
+        "plain",
+        SAFE,
+        """
         from torch import tensor
 
         def main(device):
             return tensor([5, 6]).to(device, non_blocking=True)
-        """),
-    P("p20_method_chain_in_class", "plain", SAFE, """
+        """,
+    ),
+    P(
+        "p20_method_chain_in_class",
+        "plain",
+        SAFE,
+        """
         import torch
 
         class Sched:
@@ -1514,7 +2256,10 @@ PLAIN = [
 
         def main(device):
             return Sched(device).step([1, 2, 3])
-        """),
+        """,
+    ),
 ]
 
-PROGRAMS: list[Program] = BINDING + HELPER_SCOPE + IMPORTS + DATA + HELPER_ARGS + RACE + EDGE + PLAIN
+PROGRAMS: list[Program] = (
+    BINDING + HELPER_SCOPE + IMPORTS + DATA + HELPER_ARGS + RACE + EDGE + PLAIN
+)

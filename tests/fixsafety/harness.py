@@ -86,13 +86,15 @@ def _program_child(args: tuple[str, bool, bool]) -> dict[str, Any]:
 def _warm_up() -> None:
     """One lint in this process, so the forked children inherit every module pinlint imports."""
     with tempfile.TemporaryDirectory(prefix="fixsafety-warm-") as d:
-        Program("warm", "plain", SAFE, {"prog.py": handwritten.PROGRAMS[0].files["prog.py"]}).materialize(
-            Path(d)
-        )
+        Program(
+            "warm", "plain", SAFE, {"prog.py": handwritten.PROGRAMS[0].files["prog.py"]}
+        ).materialize(Path(d))
         cwd = os.getcwd()
         try:
             os.chdir(d)
-            _pinlint([".", "--no-cache", "-j", "1", "--exit-zero", "--output-format", "json"], False)
+            _pinlint(
+                [".", "--no-cache", "-j", "1", "--exit-zero", "--output-format", "json"], False
+            )
         finally:
             os.chdir(cwd)
 
@@ -190,7 +192,7 @@ class Outcome:
 
     @property
     def same(self) -> bool:
-        return not any(p.startswith("behaviour") or p.startswith("file") for p in self.problems)
+        return not any(p.startswith(("behaviour", "file")) for p in self.problems)
 
     @property
     def raced(self) -> bool:
@@ -263,7 +265,9 @@ def _assess(outcome: Outcome, before: dict[str, str], after: dict[str, str]) -> 
             outcome.problems.append(f"race (helper={answer}): {'; '.join(new)}")
     for rel, text in before.items():
         if text.startswith("-> ") and after.get(rel) != text:
-            outcome.problems.append(f"file: the link {rel} {text} became {after.get(rel, 'gone')!r}")
+            outcome.problems.append(
+                f"file: the link {rel} {text} became {after.get(rel, 'gone')!r}"
+            )
     for rel, text in after.items():
         if not text.startswith("-> ") and text != before.get(rel) and _imports_pinlint(text):
             outcome.problems.append(f"file: {rel} now imports pinlint")
@@ -308,7 +312,8 @@ def run(
             _warm_up()
 
         lint = _map(
-            _pinlint_child, [(str(a), p.lint_paths, use_subprocess) for p, (_, a) in zip(progs, dirs)],
+            _pinlint_child,
+            [(str(a), p.lint_paths, use_subprocess) for p, (_, a) in zip(progs, dirs)],
             workers,
         )
         for o, res, (b, a), sb in zip(outcomes, lint, dirs, snaps_before):
@@ -395,15 +400,15 @@ def summary(outcomes: list[Outcome], seconds: float | None = None) -> str:
         by_kind[o.program.kind] = by_kind.get(o.program.kind, 0) + 1
     fixed = [o for o in outcomes if o.fixed]
     expect_safe = [o for o in outcomes if o.program.expect == SAFE]
+    n_safe = sum(1 for o in fixed if o.program.expect == SAFE)
+    n_unexpected = sum(1 for o in outcomes if o.expectation == "unexpected fix")
     lines = [
         f"programs: {len(outcomes)} ({', '.join(f'{k} {n}' for k, n in by_kind.items())})",
-        f"safe fixes applied: {len(fixed)} programs"
-        f" ({sum(1 for o in fixed if o.program.expect == SAFE)} of {len(expect_safe)} expected)",
+        f"safe fixes applied: {len(fixed)} programs ({n_safe} of {len(expect_safe)} expected)",
         f"safe fixes that change behaviour: {sum(1 for o in fixed if not o.same)}",
         f"safe fixes that race: {sum(1 for o in fixed if o.raced)}",
         f"expected-safe fixes declined: {sum(1 for o in outcomes if o.verdict == 'DECLINED')}",
-        f"fixes applied where none should be: "
-        f"{sum(1 for o in outcomes if o.expectation == 'unexpected fix')}",
+        f"fixes applied where none should be: {n_unexpected}",
         f"bad programs: {sum(1 for o in outcomes if o.bad_program)}",
         f"pinlint errors: {sum(1 for o in outcomes if o.pinlint_error)}",
     ]

@@ -11,18 +11,31 @@ from tests.fixsafety import harness
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.fixsafety.run", description=__doc__)
-    parser.add_argument("--filter", action="append", default=[], metavar="KIND_OR_ID",
-                        help="Only programs of this kind, or whose id contains this (repeatable).")
+    parser.add_argument(
+        "--filter",
+        action="append",
+        default=[],
+        metavar="KIND_OR_ID",
+        help="Only programs of this kind, or whose id contains this (repeatable).",
+    )
     parser.add_argument("--verbose", "-v", action="store_true", help="Show every diff and detail.")
     parser.add_argument("--failing", action="store_true", help="Only list failing programs.")
-    parser.add_argument("--subprocess", action="store_true",
-                        help="Run `python -m pinlint` in a subprocess instead of click's runner.")
-    parser.add_argument("--keep", type=Path, default=None,
-                        help="Keep the before/after project copies in this (new) directory.")
+    parser.add_argument(
+        "--subprocess",
+        action="store_true",
+        help="Run `python -m pinlint` in a subprocess instead of click's runner.",
+    )
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        default=None,
+        help="Keep the before/after project copies in this (new) directory.",
+    )
     parser.add_argument("-j", "--jobs", type=int, default=None)
     args = parser.parse_args(argv)
     programs = [
-        p for p in harness.all_programs()
+        p
+        for p in harness.all_programs()
         if not args.filter or any(f == p.kind or f in p.id for f in args.filter)
     ]
     outcomes, seconds = harness.timed_run(

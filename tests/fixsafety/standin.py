@@ -34,11 +34,12 @@ from torch.multiprocessing.reductions import StorageWeakRef
 NO_ALLOCATOR = "pin_memory=True requires a CUDA or other accelerator backend"
 
 #: Factories that accept ``pin_memory=`` (design.md §1).
-TORCH_FACTORIES = (
-    "tensor zeros ones empty full arange linspace logspace randint rand randn randperm eye "
-    "empty_strided scalar_tensor tril_indices triu_indices zeros_like ones_like empty_like "
-    "full_like rand_like randn_like randint_like"
-).split()
+TORCH_FACTORIES = [
+    *("tensor", "zeros", "ones", "empty", "full", "arange", "linspace", "logspace"),
+    *("randint", "rand", "randn", "randperm", "eye", "empty_strided", "scalar_tensor"),
+    *("tril_indices", "triu_indices", "zeros_like", "ones_like", "empty_like", "full_like"),
+    *("rand_like", "randn_like", "randint_like"),
+]
 TENSOR_FACTORIES = ("new_zeros", "new_empty", "new_ones", "new_full")
 
 
