@@ -59,6 +59,8 @@ class RuleDoc:
     def _example_section(self) -> list[str]:
         """The documented examples: the tested ones marked ``doc`` (the first bad one, shown with
         its fixed output or the documented good example as "Use instead")."""
+        if not self.bad_examples:
+            return []  # a rule without examples fails its tests; its page just has none
         bad = next((e for e in self.bad_examples if e.doc), self.bad_examples[0])
         good = next((e for e in self.good_examples if e.doc), None)
         instead = bad.fixed if bad.fixed is not None else (good.code if good else None)

@@ -80,7 +80,7 @@ DIAGNOSTICS = [NO_FIX, MULTILINE, ESCAPES]
 
 
 def make_rule(code: str, name: str, summary: str) -> RuleDoc:
-    """A small catalog entry, so the SARIF snapshot does not depend on ``rules/``."""
+    """A small catalog entry, so the SARIF snapshot does not depend on ``pinlint/rules/``."""
     return RuleDoc(
         code=code,
         name=name,
@@ -89,8 +89,6 @@ def make_rule(code: str, name: str, summary: str) -> RuleDoc:
         fix_availability="sometimes",
         what_it_does="Flags it.",
         why_bad="It blocks.",
-        example="a",
-        use_instead="b",
         fix_safety="Unsafe.",
         options="",
         bad_examples=(),
