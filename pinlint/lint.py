@@ -7,6 +7,7 @@ This is the only place where analysis meets rules. The output is plain data (no 
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import replace
 
 from pinlint import noqa, torch_api
@@ -18,6 +19,9 @@ from pinlint.fix.helper_facts import helper_facts
 from pinlint.rules import RuleSet, select
 
 _HELPER_BYTES = torch_api.PIN_HELPER_NAME.encode()
+
+#: Wall-clock seconds one file's analysis may take (the step budgets normally stop far sooner).
+FILE_TIME_LIMIT = 30.0
 
 
 def rule_set(settings: AnalysisSettings) -> RuleSet:
@@ -85,9 +89,20 @@ def analyze_text(text: str, settings: AnalysisSettings, *, newline: str = "\n") 
             result.syntax_error = module_or_error
             return result
         parsed = [(module_or_error, WHOLE_FILE, "".join(lines))]
-    for module, segment, source_text in parsed:
-        result.parsed_lines += len(lines) if segment.whole_file else segment.end - segment.start
-        result.findings.extend(_module_findings(module, segment, names, lines, rules, source_text))
+    from pinlint.analysis.interpreter import BudgetExceeded
+
+    deadline = time.monotonic() + FILE_TIME_LIMIT
+    try:
+        for module, segment, source_text in parsed:
+            result.parsed_lines += len(lines) if segment.whole_file else segment.end - segment.start
+            result.findings.extend(
+                _module_findings(module, segment, names, lines, rules, source_text, deadline, result.over_budget)
+            )
+    except BudgetExceeded:
+        # A watchdog, not a budget: report the file as skipped rather than hang the run.
+        result.findings = []
+        result.skipped = f"not analysed: it took longer than {FILE_TIME_LIMIT:g} s"
+        return result
     for i, finding in enumerate(result.findings):
         codes = noqa.codes_on_rows(lines, [finding.statement_rows, finding.sink_rows])
         if codes:
@@ -96,12 +111,19 @@ def analyze_text(text: str, settings: AnalysisSettings, *, newline: str = "\n") 
 
 
 def _module_findings(
-    module: object, segment: Segment, names: FileNames, lines: list[str], rules: RuleSet, source: str
+    module: object,
+    segment: Segment,
+    names: FileNames,
+    lines: list[str],
+    rules: RuleSet,
+    source: str,
+    deadline: float,
+    over_budget: list[tuple[int, str, str]],
 ) -> list[Finding]:
     import libcst as cst
 
     from pinlint.analysis.events import EventSink, SinkHit
-    from pinlint.analysis.interpreter import Interpreter
+    from pinlint.analysis.interpreter import BudgetExceeded, Interpreter
     from pinlint.analysis.positions import Positions
     from pinlint.analysis.scopes import iter_statements
     from pinlint.rules.base import RuleContext
@@ -111,8 +133,16 @@ def _module_findings(
     listened = rules.listened
     walked = []
     for scope in [module, *functions]:
-        interpreter = Interpreter(names, scope, EventSink(listened))
-        interpreter.run()
+        interpreter = Interpreter(names, scope, EventSink(listened), deadline=deadline)
+        try:
+            interpreter.run()
+        except BudgetExceeded as exc:
+            if interpreter.timed_out:
+                raise
+            # Its values past the budget are unknown: drop what it found (precision first).
+            name = scope.name.value if isinstance(scope, cst.FunctionDef) else "<module>"
+            over_budget.append((segment.start + 1 if not segment.whole_file else 0, name, str(exc)))
+            continue
         if interpreter.events.events:
             walked.append(interpreter)
     if not walked:

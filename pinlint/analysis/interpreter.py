@@ -1,10 +1,12 @@
 """The abstract interpreter: a walk of one function body (or module body) in statement order
 that computes host provenance (see ``values``) and reports events (see ``events``).
 
-It keeps an environment from local names and attribute chains (``self.x_cpu``) to values.
-Branches are walked on copies of the environment and merged; loops are walked twice so that a
-value assigned late in the body reaches a copy early in the next iteration. What torch calls
-do is looked up in ``torch_semantics``; the interpreter knows nothing of rules.
+The environment maps local names and attribute chains (``self.x_cpu``) to values. Branches are
+walked one after the other on one environment, undoing each (see ``env``), and merged: a branch
+costs what it changes. Loops are iterated to a fixpoint (values only grow, in a small lattice),
+and a loop whose inputs are unchanged since it was last walked is not walked again, so nested
+loops cost depth x body, not 2^depth. Every scope has a step budget. What torch calls do is
+looked up in ``torch_semantics``; the interpreter knows nothing of rules.
 
 Every bail-out (a value becomes ``unknown``) says why in a comment: precision first.
 """
@@ -13,50 +15,31 @@ from __future__ import annotations
 
 import libcst as cst
 
-from pinlint import torch_api
-from pinlint.analysis import torch_semantics
-from pinlint.analysis.events import EventSink
-from pinlint.analysis.names import FileNames
-from pinlint.analysis.scopes import ScopeNames, dotted, flatten_targets
-from pinlint.analysis.values import (
-    NUMPY,
-    PINNED,
-    PYDATA,
-    UNKNOWN,
-    Value,
-    combine,
-    derived,
-    is_pydata,
-    is_tensor,
-    pageable,
-)
+from pinlint.analysis.env import Changes, join
+from pinlint.analysis.expressions import BudgetExceeded, Evaluator
+from pinlint.analysis.scopes import dotted, flatten_targets
+from pinlint.analysis.values import UNKNOWN, Value
 
-Env = dict[str, Value]
+__all__ = ["BudgetExceeded", "Interpreter"]
 
 _DEVICE_ATTRIBUTES = frozenset({"is_cpu", "is_cuda", "device", "is_pinned", "is_meta"})
 
+#: Fixpoint iterations of one loop before giving up on it. The lattice is small, so real loops
+#: settle in two or three; the cap only guards against a bug turning into a hang.
+_MAX_LOOP_ITERATIONS = 12
 
-class Interpreter:
+LoopKey = tuple[object, ...]
+
+
+class Interpreter(Evaluator):
     """Walks one scope, reporting copies and device constructions to ``events``."""
 
-    def __init__(self, names: FileNames, scope: cst.FunctionDef | cst.Module, events: EventSink) -> None:
-        self.file_names = names
-        self.scope = scope
-        self.events = events
-        self.names = ScopeNames(names, scope)
-        #: name or attribute chain -> the statements that bind it (the fixer checks that a
-        #: device expression is not rebound between the construction and the copy).
-        self.bindings: dict[str, list[cst.CSTNode]] = {}
-        self.statement: cst.CSTNode = scope
-        #: Inside ``with torch.device(...)``, or a file that calls ``set_default_device``:
-        #: factories without ``device=`` may allocate on an accelerator.
-        self.default_device_unknown = names.sets_default_device
-        self._values: dict[int, Value] = {}
-        #: id(construction node) -> the statement it sits in (for ``# noqa`` rows).
-        self.statement_of: dict[int, cst.CSTNode] = {}
-
-    def value_of(self, node: cst.BaseExpression) -> Value:
-        return self._values.get(id(node), UNKNOWN)
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        #: id(loop) -> (the loop's inputs when last walked, what it changed then).
+        self._loop_memo: dict[int, tuple[LoopKey, Changes]] = {}
+        #: id(loop) -> the names and attribute chains the loop mentions (its possible inputs).
+        self._loop_names: dict[int, tuple[str, ...]] = {}
 
     # ------------------------------------------------------------------ statements
     def run(self) -> None:
@@ -65,120 +48,184 @@ class Interpreter:
             statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
         else:
             statements = self.scope.body
-        self._block(list(statements), {})
+        self._block(list(statements))
 
-    def _block(self, statements: list[cst.CSTNode], env: Env) -> Env:
+    def _block(self, statements: list[cst.CSTNode]) -> None:
         for statement in statements:
-            env = self._statement(statement, env)
-        return env
+            self._statement(statement)
 
-    def _suite(self, suite: cst.BaseSuite, env: Env) -> Env:
+    def _suite(self, suite: cst.BaseSuite) -> None:
         if isinstance(suite, cst.IndentedBlock):
-            return self._block(list(suite.body), env)
-        if isinstance(suite, cst.SimpleStatementSuite):
+            self._block(list(suite.body))
+        elif isinstance(suite, cst.SimpleStatementSuite):
             for small in suite.body:
                 self.statement = suite
-                env = self._small_statement(small, env)
-            return env
-        return env
+                self._small_statement(small)
 
-    def _statement(self, statement: cst.CSTNode, env: Env) -> Env:
+    def _statement(self, statement: cst.CSTNode) -> None:
+        self.step()
         if isinstance(statement, cst.SimpleStatementLine):
             self.statement = statement
             for small in statement.body:
-                env = self._small_statement(small, env)
-            return env
-        if isinstance(statement, cst.If):
-            return self._if(statement, env)
-        if isinstance(statement, (cst.For, cst.While)):
-            return self._loop(statement, env)
-        if isinstance(statement, (cst.Try, cst.TryStar)):
-            return self._try(statement, env)
-        if isinstance(statement, cst.With):
-            return self._with(statement, env)
-        if isinstance(statement, cst.Match):
-            return self._match(statement, env)
-        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                self._small_statement(small)
+        elif isinstance(statement, cst.If):
+            self._if(statement)
+        elif isinstance(statement, (cst.For, cst.While)):
+            self._loop(statement)
+        elif isinstance(statement, (cst.Try, cst.TryStar)):
+            self._try(statement)
+        elif isinstance(statement, cst.With):
+            self._with(statement)
+        elif isinstance(statement, cst.Match):
+            self._match(statement)
+        elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             # Nested functions and classes are scopes of their own, analysed separately.
-            env = dict(env)
-            self._bind(statement.name, UNKNOWN, env)
-            return env
-        return env
+            self._bind(statement.name, UNKNOWN)
 
-    def _if(self, statement: cst.If, env: Env) -> Env:
-        self.statement = statement.test
-        self.ev(statement.test, env)
-        guarded = _device_tested(statement.test)
-        if guarded:
-            # `if x.is_cpu: ... else: x.to(dev, non_blocking=True)`: the branches depend on
-            # where x lives at run time, which we cannot decide. Forget what we knew.
-            env = {k: (UNKNOWN if k in guarded else v) for k, v in env.items()}
-        taken = self._suite(statement.body, dict(env))
-        if statement.orelse is None:
-            other = env
-        elif isinstance(statement.orelse, cst.If):
-            other = self._statement(statement.orelse, dict(env))
-        else:
-            other = self._suite(statement.orelse.body, dict(env))
-        return _merge(taken, other)
+    def _if(self, statement: cst.If) -> None:
+        # An elif chain is walked as a loop over its branches, not by recursion.
+        env = self.env
+        outcomes: list[Changes] = []
+        mark = env.mark()
+        current: cst.If | None = statement
+        while current is not None:
+            self.statement = current.test
+            self.ev(current.test)
+            for key in _device_tested(current.test):
+                if key in env:
+                    # `if x.is_cpu: ... else: x.to(dev, non_blocking=True)`: the branches depend
+                    # on where x lives at run time, which we cannot decide. Forget what we knew.
+                    env.set(key, UNKNOWN)
+            tested = env.changes_since(mark)  # the tests (and what they forgot) hold on every later path
+            self._suite(current.body)
+            outcomes.append(env.changes_since(mark))
+            env.undo(mark)
+            env.apply(tested)
+            orelse = current.orelse
+            if isinstance(orelse, cst.If):
+                current = orelse
+                continue
+            if orelse is not None:
+                self._suite(orelse.body)
+            outcomes.append(env.changes_since(mark))
+            current = None
+        env.undo(mark)
+        env.close(mark)
+        env.merge(outcomes)
 
-    def _loop(self, statement: cst.For | cst.While, env: Env) -> Env:
+    def _loop(self, statement: cst.For | cst.While) -> None:
+        env = self.env
         if isinstance(statement, cst.For):
             self.statement = statement.iter
-            self.ev(statement.iter, env)
-            env = dict(env)
-            self._bind(statement.target, UNKNOWN, env)  # loop items: unknown provenance
+            self.ev(statement.iter)
+            self._bind(statement.target, UNKNOWN)  # loop items: unknown provenance
         else:
             self.statement = statement.test
-            self.ev(statement.test, env)
-        first = self._suite(statement.body, dict(env))
-        # A second pass lets values assigned at the end of the body reach the next iteration.
-        second = self._suite(statement.body, _merge(env, first))
-        after = _merge(env, second)
+            self.ev(statement.test)
+        key = self._loop_inputs(statement)
+        memo = self._loop_memo.get(id(statement))
+        if memo is not None and memo[0] == key:
+            env.apply(memo[1])  # same inputs as last time: same effect, same events
+        else:
+            mark = env.mark()
+            for _ in range(_MAX_LOOP_ITERATIONS):
+                if not self._iterate(statement.body):
+                    break
+            else:
+                # Not settled (cannot happen in a finite lattice): forget what the loop touched.
+                for name in env.changes_since(mark):
+                    env.set(name, UNKNOWN)
+            changes = env.changes_since(mark)
+            env.close(mark)
+            self._loop_memo[id(statement)] = (key, changes)
         if statement.orelse is not None:
-            after = self._suite(statement.orelse.body, after)
-        return after
+            self._suite(statement.orelse.body)
 
-    def _try(self, statement: cst.Try | cst.TryStar, env: Env) -> Env:
-        body = self._suite(statement.body, dict(env))
-        outcomes = [body]
+    def _iterate(self, body: cst.BaseSuite) -> bool:
+        """Walk the body once more from the current state; join what it changed into the state
+        (a value bound in the body may or may not be, after zero or more iterations). Whether
+        anything grew."""
+        env = self.env
+        mark = env.mark()
+        self._suite(body)
+        changes = env.changes_since(mark)
+        env.undo(mark)
+        env.close(mark)
+        grew = False
+        for name, value in changes.items():
+            current = env.get(name)
+            joined = join(current, value)
+            if joined != current:
+                grew = True
+                if joined is None:
+                    env.delete(name)
+                else:
+                    env.set(name, joined)
+        return grew
+
+    def _loop_inputs(self, statement: cst.For | cst.While) -> LoopKey:
+        """What a walk of the loop depends on: the values of the names it mentions (and of
+        attribute chains bound under them), and whether a default device may be set."""
+        names = self._loop_names.get(id(statement))
+        if names is None:
+            names = tuple(sorted(_mentioned(statement)))
+            self._loop_names[id(statement)] = names
+        env = self.env
+        inputs: list[object] = [self.default_device_unknown]
+        for name in names:
+            inputs.append(env.get(name))
+            for under in sorted(env.keys_under(name)):
+                inputs.append((under, env.get(under)))
+        return tuple(inputs)
+
+    def _try(self, statement: cst.Try | cst.TryStar) -> None:
+        env = self.env
+        mark = env.mark()
+        self._suite(statement.body)
+        body = env.changes_since(mark)
+        if statement.orelse is not None:
+            self._suite(statement.orelse.body)
+        outcomes = [env.changes_since(mark)]
+        env.undo(mark)
         for handler in statement.handlers:
-            handler_env = _merge(env, body)
+            # The body may have stopped anywhere: its changes may or may not have happened.
+            env.merge([body, {}])
             if handler.name is not None:
-                self._bind(handler.name.name, UNKNOWN, handler_env)  # the exception object
-            outcomes.append(self._suite(handler.body, handler_env))
-        if statement.orelse is not None:
-            outcomes[0] = self._suite(statement.orelse.body, body)
-        merged = outcomes[0]
-        for outcome in outcomes[1:]:
-            merged = _merge(merged, outcome)
+                self._bind(handler.name.name, UNKNOWN)  # the exception object
+            self._suite(handler.body)
+            outcomes.append(env.changes_since(mark))
+            env.undo(mark)
+        env.close(mark)
+        env.merge(outcomes)
         if statement.finalbody is not None:
-            merged = self._suite(statement.finalbody.body, merged)
-        return merged
+            self._suite(statement.finalbody.body)
 
-    def _with(self, statement: cst.With, env: Env) -> Env:
-        env = dict(env)
+    def _with(self, statement: cst.With) -> None:
         previous = self.default_device_unknown
         for item in statement.items:
             self.statement = item
-            self.ev(item.item, env)
+            self.ev(item.item)
             if self._sets_default_device(item.item):
                 self.default_device_unknown = True
             if item.asname is not None:
-                self._bind(item.asname.name, UNKNOWN, env)  # what __enter__ returns: unknown
+                self._bind(item.asname.name, UNKNOWN)  # what __enter__ returns: unknown
         try:
-            return self._suite(statement.body, env)
+            self._suite(statement.body)
         finally:
             self.default_device_unknown = previous
 
-    def _match(self, statement: cst.Match, env: Env) -> Env:
+    def _match(self, statement: cst.Match) -> None:
+        env = self.env
         self.statement = statement.subject
-        self.ev(statement.subject, env)
-        merged: Env | None = None
+        self.ev(statement.subject)
+        mark = env.mark()
+        outcomes: list[Changes] = [{}]  # no case may match
         for case in statement.cases:
-            outcome = self._suite(case.body, dict(env))
-            merged = outcome if merged is None else _merge(merged, outcome)
-        return _merge(env, merged) if merged is not None else env
+            self._suite(case.body)
+            outcomes.append(env.changes_since(mark))
+            env.undo(mark)
+        env.close(mark)
+        env.merge(outcomes)
 
     def _sets_default_device(self, node: cst.BaseExpression) -> bool:
         if isinstance(node, cst.Call):
@@ -186,42 +233,32 @@ class Interpreter:
         name = dotted(node)
         return bool(name) and "device" in name.rsplit(".", 1)[-1].lower()
 
-    def _small_statement(self, small: cst.BaseSmallStatement, env: Env) -> Env:
+    def _small_statement(self, small: cst.BaseSmallStatement) -> None:
         if isinstance(small, cst.Assign):
-            value = self.ev(small.value, env)
-            env = dict(env)
+            value = self.ev(small.value)
             for target in small.targets:
-                self._bind(target.target, value, env, small.value)
-            return env
-        if isinstance(small, cst.AnnAssign):
-            if small.value is None:
-                return env  # a bare annotation binds nothing
-            value = self.ev(small.value, env)
-            env = dict(env)
-            self._bind(small.target, value, env, small.value)
-            return env
-        if isinstance(small, cst.AugAssign):
+                self._bind(target.target, value, small.value)
+        elif isinstance(small, cst.AnnAssign):
+            if small.value is not None:  # a bare annotation binds nothing
+                value = self.ev(small.value)
+                self._bind(small.target, value, small.value)
+        elif isinstance(small, cst.AugAssign):
             # `x += y` on a tensor is in place: x keeps its storage, hence its origin.
-            self.ev(small.value, env)
-            self.ev(small.target, env)
+            self.ev(small.value)
+            self.ev(small.target)
             self._record_binding(small.target)
-            return env
-        if isinstance(small, cst.Del):
-            env = dict(env)
+        elif isinstance(small, cst.Del):
             for element in flatten_targets(small.target):
                 key = dotted(element)
                 if key:
-                    env.pop(key, None)
-            return env
-        if isinstance(small, (cst.Import, cst.ImportFrom)):
-            env = dict(env)
+                    self.env.delete(key)
+        elif isinstance(small, (cst.Import, cst.ImportFrom)):
             for alias in small.names if not isinstance(small.names, cst.ImportStar) else []:
                 bound = alias.asname.name if alias.asname else alias.name
                 if isinstance(bound, cst.Name):
-                    self._bind(bound, UNKNOWN, env)  # a module or library object: no tensor we know
-            return env
-        self._visit_children(small, env)  # Expr, Return, Assert, Raise...: evaluate what they hold
-        return env
+                    self._bind(bound, UNKNOWN)  # a module or library object: no tensor we know
+        else:
+            self._visit_children(small)  # Expr, Return, Assert, Raise...: evaluate what they hold
 
     # ------------------------------------------------------------------ bindings
     def _record_binding(self, target: cst.BaseExpression) -> None:
@@ -229,13 +266,7 @@ class Interpreter:
         if key:
             self.bindings.setdefault(key, []).append(self.statement)
 
-    def _bind(
-        self,
-        target: cst.BaseExpression,
-        value: Value,
-        env: Env,
-        value_node: cst.BaseExpression | None = None,
-    ) -> None:
+    def _bind(self, target: cst.BaseExpression, value: Value, value_node: cst.BaseExpression | None = None) -> None:
         if isinstance(target, (cst.Tuple, cst.List)):
             elements = [e.value for e in target.elements]
             values: list[Value]
@@ -248,178 +279,38 @@ class Interpreter:
             else:
                 values = [UNKNOWN] * len(elements)  # unpacking an opaque value: unknown parts
             for element, element_value in zip(elements, values):
-                self._bind(element, element_value, env)
+                self._bind(element, element_value)
             return
         if isinstance(target, cst.StarredElement):
-            self._bind(target.value, UNKNOWN, env)  # `*rest` collects a list: not a tensor
+            self._bind(target.value, UNKNOWN)  # `*rest` collects a list: not a tensor
             return
         if isinstance(target, cst.Subscript):
             # `buf[i] = v` writes into buf: its storage (and pinnedness) is unchanged.
-            self.ev(target, env)
+            self.ev(target)
             return
         key = dotted(target)
         if key is None:
-            self._visit_children(target, env)
+            self._visit_children(target)
             return
         self.bindings.setdefault(key, []).append(self.statement)
-        # Rebinding `x` invalidates what we knew about `x.attr`.
-        prefix = key + "."
-        for stale in [k for k in env if k.startswith(prefix)]:
-            del env[stale]
-        env[key] = value
+        self.env.bind(key, value)
 
-    # ------------------------------------------------------------------ expressions
-    def ev(self, node: cst.BaseExpression, env: Env) -> Value:
-        value = self._evaluate(node, env)
-        self._values[id(node)] = value
-        for origin in value:
-            if origin.node is node:  # born here: remember its statement for `# noqa`
-                self.statement_of.setdefault(id(node), self.statement)
-        return value
 
-    def _evaluate(self, node: cst.BaseExpression, env: Env) -> Value:
-        if isinstance(node, cst.Name):
-            if node.value in ("True", "False", "None"):
-                return PYDATA
-            return env.get(node.value, UNKNOWN)  # unbound here: a global, builtin or closure
-        if isinstance(node, cst.Attribute):
-            key = dotted(node)
-            if key is not None and key in env:
-                return env[key]
-            self.ev(node.value, env)
-            return UNKNOWN  # an attribute set outside this function: unknown provenance
-        if isinstance(node, cst.Call):
-            return self._call(node, env)
-        if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary)):
-            return PYDATA
-        if isinstance(node, (cst.List, cst.Tuple, cst.ListComp, cst.Set, cst.SetComp)):
-            self._visit_children(node, env)
-            return PYDATA
-        if isinstance(node, cst.Subscript):
-            return self._subscript(node, env)
-        if isinstance(node, cst.BinaryOperation):
-            left = self.ev(node.left, env)
-            right = self.ev(node.right, env)
-            if is_pydata(left) and is_pydata(right):
-                return PYDATA  # e.g. `[0] + lens`, `n * 2`
-            return combine([left, right], node, "an arithmetic result")
-        if isinstance(node, cst.Comparison):
-            values = [self.ev(node.left, env)] + [self.ev(c.comparator, env) for c in node.comparisons]
-            if all(is_pydata(v) for v in values):
-                return PYDATA
-            return combine(values, node, "a comparison result")
-        if isinstance(node, cst.UnaryOperation):
-            operand = self.ev(node.expression, env)
-            if is_pydata(operand):
-                return PYDATA
-            return derived(operand, node, "an arithmetic result")
-        if isinstance(node, cst.IfExp):
-            self.ev(node.test, env)
-            return self.ev(node.body, env) | self.ev(node.orelse, env)
-        if isinstance(node, cst.NamedExpr):
-            value = self.ev(node.value, env)
-            key = dotted(node.target)
-            if key:
-                env[key] = value  # the walrus binds in the enclosing scope
-            return value
-        if isinstance(node, cst.Lambda):
-            return UNKNOWN  # its body runs later, with arguments we do not know
-        self._visit_children(node, env)
-        return UNKNOWN  # any other expression (await, dict, f-string...): not a host tensor we know
-
-    def _visit_children(self, node: cst.CSTNode, env: Env) -> None:
-        """Evaluate the expressions inside ``node`` (for the copies they may hold)."""
-        # Common shapes first: libcst's generic `children` is slow on big functions.
-        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
-            for element in node.elements:
-                self.ev(element.value, env)
-        elif isinstance(node, cst.Dict):
-            for element in node.elements:
-                if isinstance(element, cst.DictElement):
-                    self.ev(element.key, env)
-                self.ev(element.value, env)
-        elif isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
-            self.ev(node.elt, env)
-            self._comprehension(node.for_in, env)
-        elif isinstance(node, cst.DictComp):
-            self.ev(node.key, env)
-            self.ev(node.value, env)
-            self._comprehension(node.for_in, env)
-        elif isinstance(node, cst.BooleanOperation):
-            self.ev(node.left, env)
-            self.ev(node.right, env)
-        elif isinstance(node, (cst.Await, cst.StarredElement)):
-            self.ev(node.expression if isinstance(node, cst.Await) else node.value, env)
-        elif isinstance(node, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString, cst.Ellipsis)):
-            return  # strings hold no copies worth following
-        elif isinstance(node, cst.Expr):
-            self.ev(node.value, env)
-        elif isinstance(node, cst.Return):
-            if node.value is not None:
-                self.ev(node.value, env)
-        else:
-            for child in node.children:
-                if isinstance(child, cst.BaseExpression):
-                    self.ev(child, env)
-                else:
-                    self._visit_children(child, env)
-
-    def _comprehension(self, for_in: cst.CompFor, env: Env) -> None:
-        self.ev(for_in.iter, env)
-        for condition in for_in.ifs:
-            self.ev(condition.test, env)
-        if for_in.inner_for_in is not None:
-            self._comprehension(for_in.inner_for_in, env)
-
-    def _subscript(self, node: cst.Subscript, env: Env) -> Value:
-        base = self.ev(node.value, env)
-        basic = True
-        for element in node.slice:
-            self._visit_children(element, env)
-            inner = element.slice
-            if isinstance(inner, cst.Index):
-                index_value = self.value_of(inner.value)
-                if is_tensor(index_value) or isinstance(
-                    inner.value, (cst.List, cst.Tuple, cst.Comparison, cst.BooleanOperation, cst.Call)
-                ):
-                    basic = False  # advanced (mask or index-list) indexing copies into a new tensor
-        if is_pydata(base):
-            return UNKNOWN  # an element of Python data may be anything (even an ndarray)
-        if basic:
-            return base  # a view shares the base's storage: same origin, same pinnedness
-        return derived(base, node, "an indexing result")
-
-    # ------------------------------------------------------------------ calls
-    def _call(self, call: cst.Call, env: Env) -> Value:
-        func = call.func
-        torch_name = self.names.torch_function(func)
-        if torch_name is not None:
-            arg_values = [self.ev(arg.value, env) for arg in call.args]
-            return torch_semantics.torch_call(self, torch_name, call, arg_values)
-        taught = dotted(func)
-        pinned_functions = self.file_names.pinned_functions
-        host_functions = self.file_names.host_functions
-        if taught is not None and (taught in pinned_functions or taught in host_functions):
-            for arg in call.args:
-                self.ev(arg.value, env)
-            if taught in pinned_functions:
-                return PINNED  # the project says this returns pinned host memory
-            return pageable(call, pinnable=False, what=f"{taught}(...)")
-        if self.names.is_numpy_call(func):
-            for arg in call.args:
-                self.ev(arg.value, env)
-            return NUMPY
-        if isinstance(func, cst.Attribute):
-            receiver = self.ev(func.value, env)
-            for arg in call.args:
-                self.ev(arg.value, env)
-            return torch_semantics.method_call(self, func.attr.value, func.value, receiver, call)
-        self.ev(func, env)
-        for arg in call.args:
-            self.ev(arg.value, env)
-        if isinstance(func, cst.Name) and func.value in torch_api.PYTHON_DATA_BUILTINS and func.value not in env:
-            return PYDATA
-        return UNKNOWN  # a call into project or library code: unknown provenance
+def _mentioned(node: cst.CSTNode) -> set[str]:
+    """Every name and attribute chain (``a``, ``a.b``, ``a.b.c``) written inside ``node``."""
+    found: set[str] = set()
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (cst.Name, cst.Attribute)):
+            chain = dotted(current)
+            if chain is not None:
+                parts = chain.split(".")
+                found.update(".".join(parts[: i + 1]) for i in range(len(parts)))
+                if isinstance(current, cst.Name):
+                    continue
+        stack.extend(current.children)
+    return found
 
 
 def _device_tested(test: cst.BaseExpression) -> set[str]:
@@ -445,18 +336,3 @@ def _device_tested(test: cst.BaseExpression) -> set[str]:
         elif isinstance(node, cst.UnaryOperation):
             stack.append(node.expression)
     return found
-
-
-def _merge(a: Env, b: Env) -> Env:
-    if a is b:
-        return a
-    out: Env = {}
-    for key in a.keys() | b.keys():
-        va = a.get(key)
-        vb = b.get(key)
-        if va is None or vb is None:
-            # Bound on one path only: on the other it holds whatever it held before (unknown).
-            out[key] = (va or vb or UNKNOWN) | UNKNOWN
-        else:
-            out[key] = va | vb
-    return out

@@ -89,6 +89,11 @@ class FileAnalysis:
     #: A syntax error in a part pinlint had to parse: (row, column, message).
     syntax_error: tuple[int, int, str] | None = None
     parsed_lines: int = 0
+    #: Scopes whose analysis hit its step budget: (row of the scope, its name, why). Their
+    #: findings are dropped (precision first: no finding rather than a wrong one).
+    over_budget: list[tuple[int, str, str]] = field(default_factory=list)
+    #: The whole file was skipped (its time limit was reached): why. No findings then.
+    skipped: str | None = None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,244 @@
+"""Expression evaluation for the interpreter: what value (see ``values``) an expression has in
+the current environment, reporting the copies it makes on the way (see ``torch_semantics``).
+
+Every bail-out (a value becomes ``unknown``) says why in a comment: precision first.
+"""
+
+from __future__ import annotations
+
+import time
+
+import libcst as cst
+
+from pinlint import torch_api
+from pinlint.analysis import torch_semantics
+from pinlint.analysis.env import Env
+from pinlint.analysis.events import EventSink
+from pinlint.analysis.names import FileNames
+from pinlint.analysis.scopes import ScopeNames, dotted
+from pinlint.analysis.values import (
+    NUMPY,
+    PINNED,
+    PYDATA,
+    UNKNOWN,
+    Value,
+    combine,
+    derived,
+    is_pydata,
+    is_tensor,
+    pageable,
+)
+
+
+class BudgetExceeded(Exception):
+    """The scope took more analysis steps (or time) than allowed: its results are dropped."""
+
+
+#: Analysis steps (statements walked + expressions evaluated) allowed per scope. Real functions
+#: of large projects take a few thousand; generated code can take far more.
+SCOPE_STEP_BUDGET = 400_000
+#: How often (in steps) the wall-clock deadline is looked at.
+_DEADLINE_EVERY = 4096
+
+
+class Evaluator:
+    """The expression half of the interpreter (``Interpreter`` adds statements)."""
+
+    def __init__(
+        self,
+        names: FileNames,
+        scope: cst.FunctionDef | cst.Module,
+        events: EventSink,
+        *,
+        budget: int = SCOPE_STEP_BUDGET,
+        deadline: float | None = None,
+    ) -> None:
+        self.file_names = names
+        self.scope = scope
+        self.events = events
+        self.names = ScopeNames(names, scope)
+        self.env = Env()
+        #: name or attribute chain -> the statements that bind it (the fixer checks that a
+        #: device expression is not rebound between the construction and the copy).
+        self.bindings: dict[str, list[cst.CSTNode]] = {}
+        self.statement: cst.CSTNode = scope
+        #: Inside ``with torch.device(...)``, or a file that calls ``set_default_device``:
+        #: factories without ``device=`` may allocate on an accelerator.
+        self.default_device_unknown = names.sets_default_device
+        self._values: dict[int, Value] = {}
+        #: id(construction node) -> the statement it sits in (for ``# noqa`` rows).
+        self.statement_of: dict[int, cst.CSTNode] = {}
+        #: Analysis steps taken (deterministic: tests assert how it grows).
+        self.steps = 0
+        self._budget = budget
+        self._deadline = deadline
+        self.timed_out = False
+
+    def value_of(self, node: cst.BaseExpression) -> Value:
+        return self._values.get(id(node), UNKNOWN)
+
+    def step(self) -> None:
+        self.steps += 1
+        if self.steps > self._budget:
+            raise BudgetExceeded(f"more than {self._budget:,} analysis steps")
+        if self._deadline is not None and not self.steps % _DEADLINE_EVERY and time.monotonic() > self._deadline:
+            self.timed_out = True
+            raise BudgetExceeded("the file's time limit was reached")
+
+    def ev(self, node: cst.BaseExpression) -> Value:
+        self.step()
+        value = self._evaluate(node)
+        self._values[id(node)] = value
+        for origin in value:
+            if origin.node is node:  # born here: remember its statement for `# noqa`
+                self.statement_of.setdefault(id(node), self.statement)
+        return value
+
+    def _evaluate(self, node: cst.BaseExpression) -> Value:
+        if isinstance(node, cst.Name):
+            if node.value in ("True", "False", "None"):
+                return PYDATA
+            value = self.env.get(node.value)
+            # Unbound here: a global, builtin or closure.
+            return UNKNOWN if value is None else value
+        if isinstance(node, cst.Attribute):
+            key = dotted(node)
+            known = self.env.get(key) if key is not None else None
+            if known is not None:
+                return known
+            self.ev(node.value)
+            return UNKNOWN  # an attribute set outside this function: unknown provenance
+        if isinstance(node, cst.Call):
+            return self._call(node)
+        if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary)):
+            return PYDATA
+        if isinstance(node, (cst.List, cst.Tuple, cst.ListComp, cst.Set, cst.SetComp)):
+            self._visit_children(node)
+            return PYDATA
+        if isinstance(node, cst.Subscript):
+            return self._subscript(node)
+        if isinstance(node, cst.BinaryOperation):
+            left = self.ev(node.left)
+            right = self.ev(node.right)
+            if is_pydata(left) and is_pydata(right):
+                return PYDATA  # e.g. `[0] + lens`, `n * 2`
+            return combine([left, right], node, "an arithmetic result")
+        if isinstance(node, cst.Comparison):
+            values = [self.ev(node.left)] + [self.ev(c.comparator) for c in node.comparisons]
+            if all(is_pydata(v) for v in values):
+                return PYDATA
+            return combine(values, node, "a comparison result")
+        if isinstance(node, cst.UnaryOperation):
+            operand = self.ev(node.expression)
+            if is_pydata(operand):
+                return PYDATA
+            return derived(operand, node, "an arithmetic result")
+        if isinstance(node, cst.IfExp):
+            self.ev(node.test)
+            return self.ev(node.body) | self.ev(node.orelse)
+        if isinstance(node, cst.NamedExpr):
+            value = self.ev(node.value)
+            key = dotted(node.target)
+            if key:
+                self.env.set(key, value)  # the walrus binds in the enclosing scope
+            return value
+        if isinstance(node, cst.Lambda):
+            return UNKNOWN  # its body runs later, with arguments we do not know
+        self._visit_children(node)
+        return UNKNOWN  # any other expression (await, dict, f-string...): not a host tensor we know
+
+    def _visit_children(self, node: cst.CSTNode) -> None:
+        """Evaluate the expressions inside ``node`` (for the copies they may hold)."""
+        # Common shapes first: libcst's generic `children` is slow on big functions.
+        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+            for element in node.elements:
+                self.ev(element.value)
+        elif isinstance(node, cst.Dict):
+            for element in node.elements:
+                if isinstance(element, cst.DictElement):
+                    self.ev(element.key)
+                self.ev(element.value)
+        elif isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+            self.ev(node.elt)
+            self._comprehension(node.for_in)
+        elif isinstance(node, cst.DictComp):
+            self.ev(node.key)
+            self.ev(node.value)
+            self._comprehension(node.for_in)
+        elif isinstance(node, cst.BooleanOperation):
+            self.ev(node.left)
+            self.ev(node.right)
+        elif isinstance(node, (cst.Await, cst.StarredElement)):
+            self.ev(node.expression if isinstance(node, cst.Await) else node.value)
+        elif isinstance(node, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString, cst.Ellipsis)):
+            return  # strings hold no copies worth following
+        elif isinstance(node, cst.Expr):
+            self.ev(node.value)
+        elif isinstance(node, cst.Return):
+            if node.value is not None:
+                self.ev(node.value)
+        else:
+            for child in node.children:
+                if isinstance(child, cst.BaseExpression):
+                    self.ev(child)
+                else:
+                    self._visit_children(child)
+
+    def _comprehension(self, for_in: cst.CompFor) -> None:
+        self.ev(for_in.iter)
+        for condition in for_in.ifs:
+            self.ev(condition.test)
+        if for_in.inner_for_in is not None:
+            self._comprehension(for_in.inner_for_in)
+
+    def _subscript(self, node: cst.Subscript) -> Value:
+        base = self.ev(node.value)
+        basic = True
+        for element in node.slice:
+            self._visit_children(element)
+            inner = element.slice
+            if isinstance(inner, cst.Index):
+                index_value = self.value_of(inner.value)
+                if is_tensor(index_value) or isinstance(
+                    inner.value, (cst.List, cst.Tuple, cst.Comparison, cst.BooleanOperation, cst.Call)
+                ):
+                    basic = False  # advanced (mask or index-list) indexing copies into a new tensor
+        if is_pydata(base):
+            return UNKNOWN  # an element of Python data may be anything (even an ndarray)
+        if basic:
+            return base  # a view shares the base's storage: same origin, same pinnedness
+        return derived(base, node, "an indexing result")
+
+    # ------------------------------------------------------------------ calls
+    def _call(self, call: cst.Call) -> Value:
+        func = call.func
+        torch_name = self.names.torch_function(func)
+        if torch_name is not None:
+            arg_values = [self.ev(arg.value) for arg in call.args]
+            return torch_semantics.torch_call(self, torch_name, call, arg_values)
+        taught = dotted(func)
+        pinned_functions = self.file_names.pinned_functions
+        host_functions = self.file_names.host_functions
+        if taught is not None and (taught in pinned_functions or taught in host_functions):
+            for arg in call.args:
+                self.ev(arg.value)
+            if taught in pinned_functions:
+                return PINNED  # the project says this returns pinned host memory
+            return pageable(call, pinnable=False, what=f"{taught}(...)")
+        if self.names.is_numpy_call(func):
+            for arg in call.args:
+                self.ev(arg.value)
+            return NUMPY
+        if isinstance(func, cst.Attribute):
+            receiver = self.ev(func.value)
+            for arg in call.args:
+                self.ev(arg.value)
+            return torch_semantics.method_call(self, func.attr.value, func.value, receiver, call)
+        self.ev(func)
+        for arg in call.args:
+            self.ev(arg.value)
+        if isinstance(func, cst.Name) and func.value in torch_api.PYTHON_DATA_BUILTINS and func.value not in self.env:
+            return PYDATA
+        return UNKNOWN  # a call into project or library code: unknown provenance
+
+
