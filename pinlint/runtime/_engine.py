@@ -27,8 +27,43 @@ _COPY = _TB.copy_
 _PIN = _TB.pin_memory
 _IS_PINNED = _TB.is_pinned
 _parse_to = torch._C._nn._parse_to
-_aten_to_copy = torch.ops.aten._to_copy.default
-_aten_copy = torch.ops.aten.copy_.default
+_TYPE = _TB.type
+_aten = torch.ops.aten
+_aten_to_copy = _aten._to_copy.default
+_aten_copy = _aten.copy_.default
+_FOREACH_COPY = torch._foreach_copy_
+_is_compiling = torch.compiler.is_compiling
+#: How each intercepted copy entry point is named in transfers.
+_API = {
+    _COPY: "Tensor.copy_",
+    _aten_copy: "aten.copy_",
+    _aten.copy_: "aten.copy_",
+    _aten_to_copy: "aten._to_copy",
+    _aten._to_copy: "aten._to_copy",
+}
+
+
+def _opaque_copy_ops() -> dict[Any, str]:
+    """aten ops that can move host data to a device but that the watch does not classify: when one
+    of them meets a CPU tensor and a device target it is counted as a blind spot, never ignored."""
+    ops: dict[Any, str] = {}
+    for name in ("_copy_from", "_copy_from_and_resize", "copy", "to", "_foreach_copy", "_foreach_copy_", "index_put_", "lift_fresh_copy"):
+        packet = getattr(_aten, name, None)
+        if packet is None:
+            continue
+        ops[packet] = f"aten.{name}"
+        for overload in packet.overloads():
+            ops[getattr(packet, overload)] = f"aten.{name}.{overload}"
+    return ops
+
+
+_OPAQUE = _opaque_copy_ops()
+#: ``Tensor.type("torch.cuda.FloatTensor")``: the legacy type names and their dtypes.
+_LEGACY_TYPES = {
+    "FloatTensor": torch.float32, "DoubleTensor": torch.float64, "HalfTensor": torch.float16,
+    "BFloat16Tensor": torch.bfloat16, "ByteTensor": torch.uint8, "CharTensor": torch.int8,
+    "ShortTensor": torch.int16, "IntTensor": torch.int32, "LongTensor": torch.int64, "BoolTensor": torch.bool,
+}
 _Tensor = torch.Tensor
 _ACCELERATORS = frozenset(torch_api.ACCELERATOR_DEVICE_PREFIXES)
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
@@ -89,8 +124,14 @@ class Session:
         handlers: dict[Any, Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]] = {
             _TO: self._on_to,
             _CUDA: self._on_cuda,
-            _COPY: self._on_copy,
+            _TYPE: self._on_type,
+            _FOREACH_COPY: self._on_foreach_copy,
         }
+        for fn in _OPAQUE:
+            handlers[fn] = self._on_opaque
+        for fn in _API:
+            handlers[fn] = self._on_copy
+        handlers[_aten_to_copy] = handlers[_aten._to_copy] = self._on_to_copy
         for fn in _FACTORIES:
             handlers[fn] = self._on_factory
         if simulation is not None:
@@ -117,6 +158,25 @@ class Session:
         dst: torch.Tensor | None = None,
     ) -> None:
         __tracebackhide__ = True  # pytest: a strict failure points at the user's line, not here
+        try:
+            transfer = self._transfer(api, src, device, non_blocking, same_dtype, preserve_format, dst)
+        except Exception as exc:  # noqa: BLE001 - never turn a working copy into a crash: count it
+            self.report.add_unclassified(f"{api} ({type(exc).__name__}: {exc})"[:200])
+            return
+        violation = self.report.add(transfer)
+        if violation is not None and self.strict:
+            raise PageableNonBlockingCopy(_strict_message(violation), [violation])
+
+    def _transfer(
+        self,
+        api: str,
+        src: torch.Tensor,
+        device: torch.device,
+        non_blocking: bool,
+        same_dtype: bool,
+        preserve_format: bool,
+        dst: torch.Tensor | None,
+    ) -> Transfer:
         site, via = self.sites.find()
         pinned = self._pinned(src)
         sizes, strides = tuple(src.shape), src.stride()
@@ -128,7 +188,7 @@ class Session:
             else:
                 staged = layout.copy_stages_through_pageable(sizes, strides, tuple(dst.shape), dst.stride(), same_dtype)
         numel = dst.numel() if dst is not None else src.numel()
-        transfer = Transfer(
+        return Transfer(
             api=api,
             site=site,
             device=str(simulated_device(device) if self.sim is not None else device),
@@ -142,9 +202,6 @@ class Session:
             via=via,
             simulated=self.sim is not None,
         )
-        violation = self.report.add(transfer)
-        if violation is not None and self.strict:
-            raise PageableNonBlockingCopy(_strict_message(violation), [violation])
 
     # -- handlers: each gets (func, args, kwargs) and returns what func would -----------------------
     def _on_to(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -200,10 +257,82 @@ class Session:
         if dst_type not in _ACCELERATORS:
             return func(*args, **kwargs)
         if src.device.type == "cpu":
-            self._record("Tensor.copy_", src, dst.device, non_blocking, same_dtype=src.dtype == dst.dtype, dst=dst)
+            self._record(_API[func], src, dst.device, non_blocking, same_dtype=src.dtype == dst.dtype, dst=dst)
         if self.sim is not None and dst_type == "cuda":
             with torch.no_grad():  # see simulate.py: autograd on fake CUDA tensors aborts the process
                 return _aten_copy(self.sim.fake(dst), self.sim.fake(src), non_blocking)
+        return func(*args, **kwargs)
+
+    def _on_to_copy(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """``torch.ops.aten._to_copy(src, device=..., non_blocking=...)`` called directly."""
+        __tracebackhide__ = True
+        src = args[0] if args else None
+        raw = kwargs.get("device")
+        if not isinstance(src, _Tensor) or raw is None:
+            return func(*args, **kwargs)
+        device = torch.device("cuda", raw) if type(raw) is int else torch.device(raw)
+        if device.type not in _ACCELERATORS:
+            return func(*args, **kwargs)
+        non_blocking = bool(kwargs.get("non_blocking", False))
+        if src.device.type == "cpu":
+            dtype, fmt = kwargs.get("dtype"), kwargs.get("memory_format")
+            self._record(
+                _API[func], src, device, non_blocking,
+                same_dtype=dtype is None or dtype == src.dtype, preserve_format=fmt is None or fmt == _PRESERVE,
+            )
+        if self.sim is not None and device.type == "cuda":
+            with torch.no_grad():
+                return _aten_to_copy(self.sim.fake(src), *args[1:], **{**kwargs, "device": simulated_device(device)})
+        return func(*args, **kwargs)
+
+    def _on_type(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """``src.type("torch.cuda.FloatTensor", non_blocking=True)``: an H2D copy with a cast."""
+        __tracebackhide__ = True
+        src = args[0] if args else None
+        target = args[1] if len(args) > 1 else kwargs.get("dtype")
+        name = target if isinstance(target, str) else f"{getattr(target, '__module__', '')}.{getattr(target, '__name__', '')}"
+        module, _, type_name = name.rpartition(".")
+        dtype = _LEGACY_TYPES.get(type_name)
+        if not isinstance(src, _Tensor) or module != "torch.cuda" or dtype is None:
+            return func(*args, **kwargs)
+        non_blocking = bool(args[2] if len(args) > 2 else kwargs.get("non_blocking", False))
+        device = torch.device("cuda")
+        if src.device.type == "cpu":
+            self._record("Tensor.type", src, device, non_blocking, same_dtype=dtype == src.dtype)
+        if self.sim is not None:
+            return self._sim_to(src, device, dtype, non_blocking, None, False)
+        return func(*args, **kwargs)
+
+    def _on_foreach_copy(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """``torch._foreach_copy_(dsts, srcs, non_blocking=...)``: one transfer per H2D pair."""
+        __tracebackhide__ = True
+        if len(args) < 2:
+            return func(*args, **kwargs)
+        dsts, srcs = list(args[0]), list(args[1])
+        non_blocking = bool(args[2] if len(args) > 2 else kwargs.get("non_blocking", False))
+        for dst, src in zip(dsts, srcs):
+            if isinstance(dst, _Tensor) and isinstance(src, _Tensor) and dst.device.type in _ACCELERATORS and src.device.type == "cpu":
+                self._record("torch._foreach_copy_", src, dst.device, non_blocking, same_dtype=src.dtype == dst.dtype, dst=dst)
+        if self.sim is not None and any(isinstance(d, _Tensor) and d.device.type == "cuda" for d in dsts):
+            with torch.no_grad():
+                for dst, src in zip(dsts, srcs):
+                    _aten_copy(self.sim.fake(dst), self.sim.fake(src), non_blocking)
+            return None
+        return func(*args, **kwargs)
+
+    def _on_opaque(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """An aten op that may copy host data to a device, which the watch cannot classify."""
+        host = device = False
+        for a in (*args, *kwargs.values()):
+            for t in a if isinstance(a, (list, tuple)) else (a,):
+                if isinstance(t, _Tensor):
+                    kind = t.device.type
+                    host = host or kind == "cpu"
+                    device = device or kind in _ACCELERATORS
+                elif isinstance(t, (str, torch.device)):
+                    device = device or str(t).partition(":")[0] in _ACCELERATORS
+        if host and device:
+            self.report.add_unclassified(_OPAQUE[func])
         return func(*args, **kwargs)
 
     def _on_factory(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -322,9 +451,15 @@ class _WatchMode(TorchFunctionMode):
     def __init__(self, handlers: dict[Any, Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]]) -> None:
         super().__init__()
         self._handlers = handlers
+        #: False once the watch has ended: threads that entered it may outlive it (threads="all").
+        self.active = True
 
     def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None) -> Any:
         __tracebackhide__ = True
+        # Under torch.compile, Dynamo traces this method: pass through untouched, so the compiled
+        # region has no graph break and no recompile. Its copies are the compiler's business.
+        if _is_compiling() or not self.active:
+            return func(*args, **kwargs) if kwargs else func(*args)
         handler = self._handlers.get(func)
         if handler is None:
             if kwargs:

@@ -216,6 +216,25 @@ class Report:
     dropped: int = 0
     max_records: int = 100_000
     total: int = 0
+    #: Torch copies the watch saw but could not classify (blind spots), by entry point.
+    unclassified: Counter[str] = field(default_factory=Counter)
+
+    def add_unclassified(self, what: str) -> None:
+        self.unclassified[what] += 1
+
+    def by_api(self) -> dict[str, int]:
+        """How many kept transfers each entry point made (``nn.Module.to`` counted as such)."""
+        return dict(Counter(t.via or t.api for t in self.transfers))
+
+    def observed(self) -> str:
+        """One line: what was seen, by entry point, and the blind spots hit."""
+        apis = ", ".join(f"{api} x{n}" for api, n in sorted(self.by_api().items()))
+        line = f"observed {self.total} H2D transfer(s)" + (f" ({apis})" if apis else "")
+        blind = sum(self.unclassified.values())
+        if blind:
+            kinds = ", ".join(f"{k} x{n}" for k, n in sorted(self.unclassified.items()))
+            line += f"; {blind} torch copy call(s) could not be classified ({kinds})"
+        return line
 
     def add(self, transfer: Transfer) -> Violation | None:
         self.total += 1
@@ -253,6 +272,8 @@ class Report:
     def summary(self) -> str:
         mode = " (simulated CUDA)" if self.simulated else ""
         lines = [f"pinlint.runtime: {self.total} H2D transfer(s){mode}, {len(self.violations)} violation(s)"]
+        if self.unclassified:
+            lines.append(f"  warning: {self.observed()}")
         for v, count in self.grouped():
             times = f" [x{count}]" if count > 1 else ""
             lines.append(f"  {v}{times}")
@@ -267,6 +288,8 @@ class Report:
             "simulated": self.simulated,
             "total_transfers": self.total,
             "dropped": self.dropped,
+            "by_api": self.by_api(),
+            "unclassified": dict(self.unclassified),
             "transfers": [t.to_dict() for t in self.transfers],
             "violations": [
                 {**diagnostic_to_json(v.to_diagnostic()), "kind": v.kind, "copy_site": _site_dict(v.copy_site), "count": n}

@@ -91,39 +91,184 @@ class StorageMap:
 
 _patch_lock = threading.Lock()
 _patch_depth = 0
-_original_is_available: Callable[[], bool] | None = None
-
+#: (owner object, attribute name, original value) of every patched attribute, while patched.
+_originals: list[tuple[Any, str, Any]] = []
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+#: torch code that decides like user code: the DataLoader asks ``torch.accelerator`` whether to pin.
+_TORCH_USER_DIRS = (os.path.join(_TORCH_DIR, "utils", "data") + os.sep,)
+SIMULATED_DEVICE_NAME = "pinlint simulated CUDA"
 
 
-def _simulated_is_available() -> bool:
-    """True for user code; the truth for torch's own internals. FakeTensorMode itself asks
-    ``torch.cuda.is_available()`` (``avoid_device_init``) and, told True, would constant-fold
-    ``_to_copy`` of small constants by running the real CUDA op."""
-    caller = sys._getframe(1).f_code.co_filename
-    if caller.startswith(_TORCH_DIR):
-        assert _original_is_available is not None
-        return _original_is_available()
-    return True
+def _caller_is_torch(depth: int = 2) -> bool:
+    """True when the caller is torch's own machinery (FakeTensorMode asks whether CUDA exists and,
+    told yes, would constant-fold small ``_to_copy`` calls by running the real CUDA op)."""
+    caller = sys._getframe(depth).f_code.co_filename
+    return caller.startswith(_TORCH_DIR) and not caller.startswith(_TORCH_USER_DIRS)
 
 
-def _push_cuda_available() -> None:
-    global _patch_depth, _original_is_available
+def _query(name: str, simulated: Any) -> Callable[..., Any]:
+    """A device query that answers ``simulated`` to user code and the truth to torch's internals."""
+
+    def query(*args: Any, **kwargs: Any) -> Any:
+        if _caller_is_torch():
+            return _original(name)(*args, **kwargs)
+        return simulated
+
+    query.__name__ = name.rpartition(".")[2]
+    query.__qualname__ = f"simulated {name}"
+    return query
+
+
+def _original(name: str) -> Any:
+    for owner, attr, value in _originals:
+        if f"{owner.__name__}.{attr}" == name:
+            return value
+    raise KeyError(name)
+
+
+def _noop(*_args: Any, **_kwargs: Any) -> None:
+    """``synchronize``, ``set_device``, ...: nothing to wait for or select in a simulation."""
+
+
+class FakeEvent:
+    """``torch.cuda.Event`` in a simulation: every operation completes at once."""
+
+    def __init__(self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False) -> None:
+        self.enable_timing = enable_timing
+
+    def record(self, stream: Any = None) -> None:
+        pass
+
+    def wait(self, stream: Any = None) -> None:
+        pass
+
+    def query(self) -> bool:
+        return True
+
+    def synchronize(self) -> None:
+        pass
+
+    def elapsed_time(self, end_event: FakeEvent) -> float:
+        return 0.0
+
+
+class FakeStream:
+    """``torch.cuda.Stream`` in a simulation: work "completes" when issued, so waits are no-ops."""
+
+    def __init__(self, device: Any = None, priority: int = 0, **_kwargs: Any) -> None:
+        self.device = torch.device("cuda", SIMULATED_DEVICE_INDEX)
+        self.priority = priority
+        self.cuda_stream = 0
+
+    def wait_event(self, event: Any) -> None:
+        pass
+
+    def wait_stream(self, stream: Any) -> None:
+        pass
+
+    def record_event(self, event: FakeEvent | None = None) -> FakeEvent:
+        return event if event is not None else FakeEvent()
+
+    def query(self) -> bool:
+        return True
+
+    def synchronize(self) -> None:
+        pass
+
+    def __enter__(self) -> FakeStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+_DEFAULT_STREAM: FakeStream | None = None
+
+
+def _default_stream(*_args: Any, **_kwargs: Any) -> FakeStream:
+    global _DEFAULT_STREAM
+    if _DEFAULT_STREAM is None:
+        _DEFAULT_STREAM = FakeStream()
+    return _DEFAULT_STREAM
+
+
+def _stream_context(stream: Any = None) -> Any:
+    """``with torch.cuda.stream(s):``: nothing to switch."""
+    import contextlib
+
+    return contextlib.nullcontext(stream)
+
+
+def _simulated_world() -> list[tuple[Any, str, Any]]:
+    """Every attribute a simulation replaces: a small, consistent CUDA world with one device."""
+    cuda, acc = torch.cuda, torch.accelerator
+    cuda0 = torch.device("cuda", SIMULATED_DEVICE_INDEX)
+    return [
+        (cuda, "is_available", _query("torch.cuda.is_available", True)),
+        (cuda, "device_count", _query("torch.cuda.device_count", 1)),
+        (cuda, "current_device", _query("torch.cuda.current_device", SIMULATED_DEVICE_INDEX)),
+        (cuda, "get_device_name", lambda *_a, **_k: SIMULATED_DEVICE_NAME),
+        (cuda, "set_device", _noop),
+        (cuda, "synchronize", _noop),
+        (cuda, "current_stream", _default_stream),
+        (cuda, "default_stream", _default_stream),
+        (cuda, "Stream", FakeStream),
+        (cuda, "Event", FakeEvent),
+        (cuda, "stream", _stream_context),
+        (acc, "is_available", _query("torch.accelerator.is_available", True)),
+        (acc, "device_count", _query("torch.accelerator.device_count", 1)),
+        (acc, "current_accelerator", _query("torch.accelerator.current_accelerator", cuda0)),
+        (acc, "current_device_index", _query("torch.accelerator.current_device_index", SIMULATED_DEVICE_INDEX)),
+        (acc, "set_device_index", _noop),
+        (acc, "synchronize", _noop),
+    ]
+
+
+def _dataloader_patches() -> list[tuple[Any, str, Any]]:
+    """Data loading is CPU work: run the DataLoader's iterator outside FakeTensorMode, so its seed
+    (``.item()``), samplers and collation compute real values; ``pin_memory=True`` then pins the
+    batch through the watch (``Tensor.pin_memory`` is intercepted), as on a CUDA machine."""
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+    from torch.utils.data import dataloader
+
+    base = dataloader._BaseDataLoaderIter
+    orig_init, orig_next = base.__init__, base.__next__
+
+    def __init__(self: Any, loader: Any) -> None:  # noqa: N807
+        with unset_fake_temporarily():
+            orig_init(self, loader)
+
+    def __next__(self: Any) -> Any:  # noqa: N807
+        with unset_fake_temporarily():
+            return orig_next(self)
+
+    return [(base, "__init__", __init__), (base, "__next__", __next__)]
+
+
+def push_world() -> None:
+    """Enter the simulated CUDA world (process-wide, reference-counted)."""
+    global _patch_depth
     with _patch_lock:
         if _patch_depth == 0:
-            _original_is_available = torch.cuda.is_available
-            torch.cuda.is_available = _simulated_is_available
+            for owner, attr, value in _simulated_world() + _dataloader_patches():
+                _originals.append((owner, attr, owner.__dict__[attr]))
+                setattr(owner, attr, value)
         _patch_depth += 1
 
 
-def _pop_cuda_available() -> None:
-    global _patch_depth, _original_is_available
+def pop_world() -> None:
+    global _patch_depth
     with _patch_lock:
         _patch_depth -= 1
-        if _patch_depth == 0 and _original_is_available is not None:
-            torch.cuda.is_available = _original_is_available
-            _original_is_available = None
+        if _patch_depth == 0:
+            while _originals:
+                owner, attr, value = _originals.pop()
+                setattr(owner, attr, value)
+
+
+def world_active() -> bool:
+    return _patch_depth > 0
 
 
 def simulated_device(device: torch.device) -> torch.device:
@@ -133,11 +278,16 @@ def simulated_device(device: torch.device) -> torch.device:
     return device
 
 
+#: Simulated pinning, process-wide: buffers pinned under ``simulated_cuda()`` before a watch (in
+#: fixtures, at import time) stay pinned for every later simulation.
+PINNED = StorageMap()
+
+
 class Simulation:
     """Entered around the watch's function mode (fake mode first, so it is exited last)."""
 
     def __init__(self, patch_cuda_available: bool = True) -> None:
-        self.pinned = StorageMap()
+        self.pinned = PINNED
         self._patch = patch_cuda_available
         self._fake: Any = None
         self._no_grad: Any = None
@@ -153,13 +303,13 @@ class Simulation:
             self._no_grad.__exit__(None, None, None)
             raise
         if self._patch:
-            _push_cuda_available()
+            push_world()
         return self
 
     def __exit__(self, *exc: object) -> None:
         try:
             if self._patch:
-                _pop_cuda_available()
+                pop_world()
         finally:
             try:
                 self._fake.__exit__(*exc)
