@@ -15,7 +15,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from pinlint import torch_api
-from pinlint.runtime import layout
+from pinlint.runtime import layout, simulate
 from pinlint.runtime.model import Birth, PageableNonBlockingCopy, Report, Transfer, Violation
 from pinlint.runtime.simulate import Simulation, StorageMap, simulated_device
 from pinlint.runtime.sites import SiteFinder
@@ -33,6 +33,12 @@ _aten_to_copy = _aten._to_copy.default
 _aten_copy = _aten.copy_.default
 _FOREACH_COPY = torch._foreach_copy_
 _is_compiling = torch.compiler.is_compiling
+_get_dispatch_mode = torch._C._get_dispatch_mode
+_FAKE_KEY = torch._C._TorchDispatchModeKey.FAKE
+
+
+def _on_cuda(device: Any) -> bool:
+    return device is not None and str(device).startswith("cuda")
 #: How each intercepted copy entry point is named in transfers.
 _API = {
     _COPY: "Tensor.copy_",
@@ -339,6 +345,11 @@ class Session:
         name, pinnable = _FACTORIES[func]
         if self.sim is not None and pinnable and kwargs.get("pin_memory"):
             out = self.sim.pinned_factory(func, args, kwargs)
+        elif self.sim is not None and _get_dispatch_mode(_FAKE_KEY) is None and _on_cuda(kwargs.get("device")):
+            # A thread reached through threads="all" has no FakeTensorMode of its own: CUDA
+            # factories run under the simulation's, briefly (CPU tensors there stay real).
+            with self.sim.fake_mode:
+                out = func(*args, **kwargs)
         else:
             out = func(*args, **kwargs)
         if not isinstance(out, _Tensor):
@@ -351,7 +362,8 @@ class Session:
                     note = _is_array_like_data(args[0])
                 site, _via = self.sites.find()
                 if site is not None:
-                    self.births.add(out, Birth(name, site, pinnable and not note, note))
+                    pin_false = pinnable and "pin_memory" in kwargs and not kwargs["pin_memory"]
+                    self.births.add(out, Birth(name, site, pinnable and not note, note, pin_false))
         elif out_type in _ACCELERATORS and name in _DATA_TO_DEVICE and args:
             data = args[0]
             if not (isinstance(data, _Tensor) and data.device.type != "cpu"):
@@ -438,10 +450,32 @@ def _strict_message(v: Violation) -> str:
     birth = t.birth
     if birth is None:
         return f"{head} from pageable host memory [{v.code}]: the source was not created by a known factory inside the watch"
+    if birth.pinnable and birth.pin_memory_false:
+        return f"{head} from pageable host memory [{v.code}]: the source was built by `{birth.factory}` at {birth.site} with a pin_memory= that evaluated to False at run time; make it true there"
     if birth.pinnable:
         return f"{head} from pageable host memory [{v.code}]: the source was built by `{birth.factory}` at {birth.site} without pin_memory=; pin it there"
     why = f" ({birth.note})" if birth.note else ""
     return f"{head} from pageable host memory [{v.code}]: the source was built by `{birth.factory}`{why} at {birth.site}, which cannot pin; stage it into a pinned buffer"
+
+
+class PinMode(TorchFunctionMode):
+    """Simulated pinning without a watch (``simulated_cuda()``): ``pin_memory=True`` factories,
+    ``.pin_memory()`` and ``.is_pinned()`` answer from the process-wide registry; tensors stay real
+    and nothing is recorded. For buffers made before a watch: fixtures, import time."""
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None) -> Any:
+        kwargs = kwargs or {}
+        if _is_compiling():
+            return func(*args, **kwargs)
+        src = args[0] if args else None
+        if func is _PIN and isinstance(src, _Tensor) and src.device.type == "cpu":
+            return simulate.pin_memory(src)
+        if func is _IS_PINNED and isinstance(src, _Tensor) and src.device.type == "cpu":
+            return simulate.is_pinned(src)
+        entry = _FACTORIES.get(func)
+        if entry is not None and entry[1] and kwargs.get("pin_memory"):
+            return simulate.pinned_factory(func, args, kwargs)
+        return func(*args, **kwargs)
 
 
 class _WatchMode(TorchFunctionMode):

@@ -60,6 +60,8 @@ class Birth:
     pinnable: bool
     #: Why a factory that accepts ``pin_memory=`` cannot be pinned here (numpy or tensor data).
     note: str = ""
+    #: The call passed ``pin_memory=`` and it evaluated False at run time (a helper said no).
+    pin_memory_false: bool = False
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,13 @@ class Transfer:
             "dtype": self.dtype,
             "birth": None
             if self.birth is None
-            else {"factory": self.birth.factory, "site": _site_dict(self.birth.site), "pinnable": self.birth.pinnable, "note": self.birth.note},
+            else {
+                "factory": self.birth.factory,
+                "site": _site_dict(self.birth.site),
+                "pinnable": self.birth.pinnable,
+                "note": self.birth.note,
+                "pin_memory_false": self.birth.pin_memory_false,
+            },
             "simulated": self.simulated,
         }
 
@@ -184,6 +192,13 @@ def classify(transfer: Transfer) -> Violation | None:
             f"stages through a pageable temporary; copy a contiguous pinned buffer instead"
         )
         return Violation(PIN002, kind, copy_site, message, transfer)
+    if birth is not None and birth.pinnable and birth.pin_memory_false:
+        message = (
+            f"`{birth.factory}` result reaches a non_blocking H2D copy from pageable memory ({copy}, "
+            f"{transfer.nbytes} B to {transfer.device}); its `pin_memory=` argument evaluated to False at run time: "
+            f"make it true wherever the copy is non_blocking (on a machine without CUDA, simulate it: --simulate-cuda)"
+        )
+        return Violation(PIN001, kind, birth.site, message, transfer)
     if birth is not None and birth.pinnable:
         message = (
             f"`{birth.factory}` result reaches a non_blocking H2D copy from pageable memory ({copy}, "

@@ -316,6 +316,10 @@ class Simulation:
             finally:
                 self._no_grad.__exit__(None, None, None)
 
+    @property
+    def fake_mode(self) -> FakeTensorMode:
+        return self._fake
+
     def fake(self, t: torch.Tensor) -> torch.Tensor:
         """A real tensor made before the block (or a module's parameter) as a FakeTensor. Without
         this, FakeTensorMode runs an op whose inputs are all real for real, which fails for CUDA."""
@@ -330,30 +334,48 @@ class Simulation:
         self._fakes[t] = (key, fake)
         return fake
 
-    # -- pinning --------------------------------------------------------------------------------
+    # -- pinning (process-wide: see PINNED) -------------------------------------------------
     def is_pinned(self, t: torch.Tensor) -> bool:
-        return bool(self.pinned.get(t))
+        return is_pinned(t)
 
     def mark_pinned(self, t: torch.Tensor) -> torch.Tensor:
-        self.pinned.add(t, True)
-        return t
+        return mark_pinned(t)
 
     def pinned_factory(self, func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        try:
-            out = func(*args, **kwargs)
-        except RuntimeError as exc:
-            if not any(s in str(exc) for s in torch_api.NO_PINNED_ALLOCATOR_ERRORS):
-                raise
-            out = func(*args, **{**kwargs, "pin_memory": False})
-        if isinstance(out, torch.Tensor) and out.device.type == "cpu":
-            self.mark_pinned(out)
-        return out
+        return pinned_factory(func, args, kwargs)
 
     def pin_memory(self, t: torch.Tensor) -> torch.Tensor:
-        """``Tensor.pin_memory()``: a pinned copy with the same sizes and strides (as ATen's
-        ``_pin_memory``), or the tensor itself when it already is pinned."""
-        if self.is_pinned(t):
-            return t
-        out = torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device="cpu")
-        out.copy_(t)
-        return self.mark_pinned(out)
+        return pin_memory(t)
+
+
+def is_pinned(t: torch.Tensor) -> bool:
+    return bool(PINNED.get(t))
+
+
+def mark_pinned(t: torch.Tensor) -> torch.Tensor:
+    PINNED.add(t, True)
+    return t
+
+
+def pinned_factory(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """A ``pin_memory=True`` factory: the real call first (PyTorch's own validation still fires),
+    then, on "no pinned allocator", the same call unpinned, marked pinned."""
+    try:
+        out = func(*args, **kwargs)
+    except RuntimeError as exc:
+        if not any(s in str(exc) for s in torch_api.NO_PINNED_ALLOCATOR_ERRORS):
+            raise
+        out = func(*args, **{**kwargs, "pin_memory": False})
+    if isinstance(out, torch.Tensor) and out.device.type == "cpu":
+        mark_pinned(out)
+    return out
+
+
+def pin_memory(t: torch.Tensor) -> torch.Tensor:
+    """``Tensor.pin_memory()``: a pinned copy with the same sizes and strides (as ATen's
+    ``_pin_memory``), or the tensor itself when it already is pinned."""
+    if is_pinned(t):
+        return t
+    out = torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device="cpu")
+    out.copy_(t)
+    return mark_pinned(out)
