@@ -16,7 +16,9 @@ neither torch nor the watch engine at import time, and does nothing unless used:
   fake on machines without CUDA, real otherwise) unless their marker says otherwise.
 * A terminal summary lists violations by call site whenever a watched test saw one.
 
-Only the test's call phase is watched (not fixtures' setup/teardown), on the main thread.
+Only the test's call phase is watched, on the main thread. Fixtures of a simulated test are set up
+in the simulated CUDA world (``simulated_cuda()``: real tensors, simulated pinning), so buffers they
+pin are known as pinned; with ``--pinlint-simulate=fake`` test modules are imported in it too.
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ class _State:
     watched: int = 0
     findings: list[tuple[str, Violation]] = field(default_factory=list)
     transfers: int = 0
+    #: ``--pinlint-simulate=fake`` given: modules are imported under simulated CUDA too.
+    explicit_fake: bool = False
 
 
 _STATE = pytest.StashKey[_State]()
@@ -89,7 +93,7 @@ def pytest_configure(config: pytest.Config) -> None:
             require_torch()
         except MissingTorchError as exc:
             raise pytest.UsageError(f"--pinlint-runtime={mode}: {exc}") from exc
-    config.stash[_STATE] = _State(mode=mode, simulate=simulate)
+    config.stash[_STATE] = _State(mode=mode, simulate=simulate, explicit_fake=simulate == "fake")
 
 
 def _plan_for(item: pytest.Item, opted_in: bool) -> _Plan | None:
@@ -123,6 +127,42 @@ def pinlint_watch(request: pytest.FixtureRequest) -> Report:
     plan = _plan_for(request.node, opted_in=True)
     assert plan is not None
     return plan.report
+
+
+def _simulating(simulate: str | None) -> bool:
+    if simulate == "fake":
+        return True
+    if simulate != "auto":
+        return False
+    from pinlint.runtime.watch import resolve_simulate
+
+    return resolve_simulate("auto") == "fake"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, Any, Any]:
+    """With an explicit ``--pinlint-simulate=fake``, test modules are imported in the simulated
+    CUDA world, so module-level pinned buffers exist and are known as pinned."""
+    state = collector.config.stash.get(_STATE, None)
+    if state is None or not state.explicit_fake or not isinstance(collector, pytest.Module):
+        return (yield)
+    from pinlint.runtime.watch import simulated_cuda
+
+    with simulated_cuda():
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, Any, Any]:
+    """Fixtures of a simulated test run in the simulated CUDA world (real tensors, simulated
+    pinning): a ``pin_memory=True`` buffer made there is pinned when the test body copies it."""
+    plan = _plan_for(item, opted_in=False)
+    if plan is None or not _simulating(plan.simulate):
+        return (yield)
+    from pinlint.runtime.watch import simulated_cuda
+
+    with simulated_cuda():
+        return (yield)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -127,8 +127,20 @@ def _original(name: str) -> Any:
     raise KeyError(name)
 
 
-def _noop(*_args: Any, **_kwargs: Any) -> None:
-    """``synchronize``, ``set_device``, ...: nothing to wait for or select in a simulation."""
+def _noop(name: str) -> Callable[..., None]:
+    """``synchronize``, ``set_device``, ...: nothing to wait for or select in a simulation. One
+    function per attribute: torch.compile keys its handlers by function and refuses duplicates."""
+
+    def noop(*_args: Any, **_kwargs: Any) -> None:
+        return None
+
+    noop.__name__ = name.rpartition(".")[2]
+    noop.__qualname__ = f"simulated {name}"
+    return noop
+
+
+def _device_name(*_args: Any, **_kwargs: Any) -> str:
+    return SIMULATED_DEVICE_NAME
 
 
 class FakeEvent:
@@ -208,9 +220,9 @@ def _simulated_world() -> list[tuple[Any, str, Any]]:
         (cuda, "is_available", _query("torch.cuda.is_available", True)),
         (cuda, "device_count", _query("torch.cuda.device_count", 1)),
         (cuda, "current_device", _query("torch.cuda.current_device", SIMULATED_DEVICE_INDEX)),
-        (cuda, "get_device_name", lambda *_a, **_k: SIMULATED_DEVICE_NAME),
-        (cuda, "set_device", _noop),
-        (cuda, "synchronize", _noop),
+        (cuda, "get_device_name", _device_name),
+        (cuda, "set_device", _noop("torch.cuda.set_device")),
+        (cuda, "synchronize", _noop("torch.cuda.synchronize")),
         (cuda, "current_stream", _default_stream),
         (cuda, "default_stream", _default_stream),
         (cuda, "Stream", FakeStream),
@@ -220,8 +232,8 @@ def _simulated_world() -> list[tuple[Any, str, Any]]:
         (acc, "device_count", _query("torch.accelerator.device_count", 1)),
         (acc, "current_accelerator", _query("torch.accelerator.current_accelerator", cuda0)),
         (acc, "current_device_index", _query("torch.accelerator.current_device_index", SIMULATED_DEVICE_INDEX)),
-        (acc, "set_device_index", _noop),
-        (acc, "synchronize", _noop),
+        (acc, "set_device_index", _noop("torch.accelerator.set_device_index")),
+        (acc, "synchronize", _noop("torch.accelerator.synchronize")),
     ]
 
 
