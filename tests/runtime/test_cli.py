@@ -183,3 +183,106 @@ def test_probe_as_python_dash_m() -> None:
     out = subprocess.run([sys.executable, "-m", "pinlint.runtime.cli", "probe"], capture_output=True, text=True, env=env)
     assert out.returncode == 3
     assert "SKIPPED (not passed): no CUDA device" in out.stdout
+
+
+# -- one report for static and runtime --------------------------------------------------------------
+def _static_render(fmt: str, path: Path) -> str:
+    """What ``pinlint check --output-format FMT`` prints for the same file (same formatter)."""
+    from pinlint.cli import main as pinlint_main
+
+    result = CliRunner().invoke(pinlint_main, ["check", "--no-cache", "--output-format", fmt, str(path)])
+    return result.stdout
+
+
+@pytest.mark.parametrize("fmt", ["sarif", "github", "junit", "gitlab", "json-lines", "concise"])
+def test_trace_renders_through_checks_formatters(script: Path, fmt: str) -> None:
+    result = invoke("--simulate-cuda", "--output-format", fmt, "--", "python", str(script))
+    assert result.exit_code == 1
+    assert "after the copies" in result.stderr  # stdout holds only the report
+    out = result.stdout
+    assert "PIN001" in out and str(BAD_ROW) in out
+    if fmt == "sarif":
+        doc = json.loads(out)
+        [res] = doc["runs"][0]["results"]
+        assert res["ruleId"] == "PIN001"
+        assert res["locations"][0]["physicalLocation"]["region"]["startLine"] == BAD_ROW
+    elif fmt == "github":
+        assert out.startswith("::error ") and f"line={BAD_ROW}" in out
+    elif fmt == "junit":
+        assert "<testsuites" in out and "PIN001" in out
+    elif fmt == "json-lines":
+        assert json.loads(out.splitlines()[0])["code"] == "PIN001"
+
+
+def test_trace_github_annotation_matches_checks_wording(tmp_path: Path) -> None:
+    prog = tmp_path / "p.py"
+    prog.write_text("import torch\nx = torch.ones(4)\nx.to('cuda', non_blocking=True)\n")
+    runtime = invoke("--simulate-cuda", "--output-format", "github", "--", "python", str(prog)).stdout
+    static = _static_render("github", prog)
+    # Same formatter: the same "::error title=pinlint (PIN001),file=...,line=2,..." prefix.
+    assert runtime.split("::", 2)[1].split(",")[0] == static.split("::", 2)[1].split(",")[0]
+    assert "line=2" in runtime and "line=2" in static
+
+
+def test_trace_prints_what_it_observed(script: Path) -> None:
+    result = invoke("--simulate-cuda", "--", "python", str(script))
+    assert "pinlint trace: observed 2 H2D transfer(s) (Tensor.to x2)" in result.stderr
+
+
+def test_blind_spots_never_print_all_checks_passed(tmp_path: Path) -> None:
+    prog = tmp_path / "blind.py"
+    prog.write_text(
+        "import torch\n"
+        "x = torch.ones(4, pin_memory=True)\n"
+        "x.to('cuda', non_blocking=True)\n"
+        "dst = torch.empty(4, device='cuda')\n"
+        "try:\n    torch.ops.aten._copy_from(x, dst, True)\nexcept Exception:\n    pass\n"
+    )
+    result = invoke("--simulate-cuda", "--", "python", str(prog))
+    assert result.exit_code == 0
+    assert "All checks passed" not in result.stdout
+    assert "could not be classified" in result.stdout
+    assert "warning: some torch copies went through entry points the watch cannot classify" in result.stderr
+
+
+def test_clean_run_says_all_checks_passed(tmp_path: Path) -> None:
+    clean = tmp_path / "clean.py"
+    clean.write_text(CLEAN)
+    result = invoke("--simulate-cuda", "--", "python", str(clean))
+    assert result.exit_code == 0
+    assert "All checks passed: 2 H2D transfers observed (simulated CUDA)." in result.stdout
+
+
+def test_no_cuda_failure_suggests_simulate_cuda(tmp_path: Path) -> None:
+    prog = tmp_path / "needs_cuda.py"
+    prog.write_text("import torch\ntorch.ones(4).cuda()\n")
+    result = invoke("--", "python", str(prog))
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    assert result.exit_code == 1
+    assert "rerun with --simulate-cuda" in result.stderr
+
+
+def test_trace_watches_threads_by_default(tmp_path: Path) -> None:
+    prog = tmp_path / "producer.py"
+    prog.write_text(
+        "import threading, torch\n"
+        "def produce():\n    torch.ones(4).to('cuda', non_blocking=True)\n"
+        "t = threading.Thread(target=produce)\nt.start()\nt.join()\n"
+    )
+    result = invoke("--simulate-cuda", "--", "python", str(prog))
+    assert result.exit_code == 1 and "PIN001" in result.stdout
+    assert "observed 1 H2D transfer(s)" in result.stderr
+    only_main = invoke("--simulate-cuda", "--threads", "current", "--", "python", str(prog))
+    assert "observed 0 H2D transfer(s)" in only_main.stderr
+
+
+def test_pin_memory_false_at_run_time_is_explained(tmp_path: Path) -> None:
+    prog = tmp_path / "helper.py"
+    prog.write_text(
+        "import torch\n"
+        "PIN = False  # e.g. a helper that said no\n"
+        "torch.ones(4, pin_memory=PIN).to('cuda', non_blocking=True)\n"
+    )
+    result = invoke("--simulate-cuda", "--", "python", str(prog))
+    assert "its `pin_memory=` argument evaluated to False at run time" in result.stdout

@@ -238,3 +238,33 @@ def test_options_are_listed_in_help(project: pytest.Pytester) -> None:
     markers = run(project, "--markers")
     markers.stdout.fnmatch_lines(["@pytest.mark.pinlint(strict=None, simulate=None)*"])
 
+
+
+def test_fixture_and_import_time_pinned_buffers_are_pinned(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        test_pins="""
+        import pytest
+        import torch
+
+        MODULE_BUF = torch.empty(8, pin_memory=torch.cuda.is_available())
+
+        @pytest.fixture
+        def staging():
+            return torch.empty(8, pin_memory=True)
+
+        def test_fixture_buffer(pinlint_watch, staging):
+            staging.to("cuda", non_blocking=True)
+            assert len(pinlint_watch.transfers) == 1
+            pinlint_watch.assert_clean()
+
+        def test_module_buffer(pinlint_watch):
+            MODULE_BUF.to("cuda", non_blocking=True)
+            assert len(pinlint_watch.transfers) == 1
+            pinlint_watch.assert_clean()
+        """
+    )
+    # Import time is covered when the simulation is asked for explicitly.
+    run(project, "--pinlint-simulate=fake").assert_outcomes(passed=2)
+    # With the default (auto), fixtures are still set up in the simulated world.
+    result = run(project, "-k", "fixture_buffer")
+    result.assert_outcomes(passed=1)
