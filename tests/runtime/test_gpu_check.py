@@ -242,3 +242,26 @@ def test_part_a_measures_both_halves_on_a_stub_stream(monkeypatch: pytest.Monkey
     assert v["pageable_blocks"] is pageable_blocks
     sample = a["samples"][str(16 * MiB)]["pinned .to"]
     assert len(sample["host_ms"]) == 3 and min(sample["kernel_ms"]) >= 20.0
+
+
+@pytest.mark.gpu
+@needs_cuda
+def test_real_mode_entry_points_and_threads() -> None:
+    import threading
+
+    pinned = torch.ones(1024, pin_memory=True)
+    pageable = torch.ones(1024)
+    dst = torch.empty(1024, device="cuda")
+    with watch(simulate=None, threads="all") as report:
+        torch._foreach_copy_([dst], [pageable], non_blocking=True)
+        torch.ops.aten.copy_.default(dst, pinned, True)
+        torch.ops.aten._to_copy.default(pageable, device=torch.device("cuda"), non_blocking=True)
+        pinned.type(torch.cuda.FloatTensor, non_blocking=True)
+        t = threading.Thread(target=lambda: pageable.to("cuda", non_blocking=True))
+        t.start()
+        t.join()
+    torch.cuda.synchronize()
+    assert [t.api for t in report.transfers] == [
+        "torch._foreach_copy_", "aten.copy_", "aten._to_copy", "Tensor.type", "Tensor.to",
+    ]
+    assert [t.pinned for t in report.transfers] == [False, True, False, True, False]
