@@ -33,12 +33,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import torch  # noqa: E402
+import torch
 
-from pinlint.runtime import watch  # noqa: E402
+from pinlint.runtime import watch
 
 
-def per_call_us(body: Callable[[int], None], ctx: Callable[[], contextlib.AbstractContextManager[object]], n: int, calls: int, reps: int) -> float:
+def per_call_us(
+    body: Callable[[int], None],
+    ctx: Callable[[], contextlib.AbstractContextManager[object]],
+    n: int,
+    calls: int,
+    reps: int,
+) -> float:
     times = []
     for _ in range(reps):
         with ctx():
@@ -91,16 +97,20 @@ def main() -> None:
             h2d(200)
 
     results: dict[str, float] = {}
-    fake_watch = lambda: watch(simulate="fake", max_records=10 * n)  # noqa: E731
+    fake_watch = lambda: watch(simulate="fake", max_records=10 * n)
     # Real mode (what a GPU run pays) and simulated mode side by side, on the same small ops.
     base = per_call_us(passthrough, contextlib.nullcontext, n, 3, reps)
     results["small op: bare (us)"] = base
     results["small op: watch() (us)"] = per_call_us(passthrough, watch, n, 3, reps)
-    results["small op: watch(simulate='fake') (us)"] = per_call_us(passthrough, fake_watch, n, 3, reps)
+    results["small op: watch(simulate='fake') (us)"] = per_call_us(
+        passthrough, fake_watch, n, 3, reps
+    )
     f_base = per_call_us(factories, contextlib.nullcontext, n, 1, reps)
     results["factory: bare (us)"] = f_base
     results["factory: watch(), birth recorded (us)"] = per_call_us(factories, watch, n, 1, reps)
-    results["factory: watch(simulate='fake'), birth recorded (us)"] = per_call_us(factories, fake_watch, n, 1, reps)
+    results["factory: watch(simulate='fake'), birth recorded (us)"] = per_call_us(
+        factories, fake_watch, n, 1, reps
+    )
     bare = per_call_us(h2d_bare, lambda: fake_mode, n, 1, reps)
     recorded = per_call_us(h2d, fake_watch, n, 1, reps)
     results["simulated H2D copy alone (us)"] = bare
@@ -120,11 +130,19 @@ def main() -> None:
         for _ in range(k):
             session._record("Tensor.to", real_src, target, True, same_dtype=True)
 
-    results["real-mode bookkeeping per recorded transfer (us)"] = per_call_us(record_real, contextlib.nullcontext, n, 1, reps)
+    results["real-mode bookkeeping per recorded transfer (us)"] = per_call_us(
+        record_real, contextlib.nullcontext, n, 1, reps
+    )
     results["small op: real-mode slowdown (x)"] = results["small op: watch() (us)"] / base
-    results["small op: simulated slowdown (x)"] = results["small op: watch(simulate='fake') (us)"] / base
-    results["factory: real-mode slowdown (x)"] = results["factory: watch(), birth recorded (us)"] / f_base
-    results["factory: simulated slowdown (x)"] = results["factory: watch(simulate='fake'), birth recorded (us)"] / f_base
+    results["small op: simulated slowdown (x)"] = (
+        results["small op: watch(simulate='fake') (us)"] / base
+    )
+    results["factory: real-mode slowdown (x)"] = (
+        results["factory: watch(), birth recorded (us)"] / f_base
+    )
+    results["factory: simulated slowdown (x)"] = (
+        results["factory: watch(simulate='fake'), birth recorded (us)"] / f_base
+    )
 
     meta = {
         "python": platform.python_version(),
@@ -133,7 +151,9 @@ def main() -> None:
         "n": n,
         "reps": reps,
     }
-    print(f"pinlint.runtime overhead  (python {meta['python']}, torch {meta['torch']}, {meta['cpus']} CPUs, best of {reps} x {n})")
+    print(
+        f"pinlint.runtime overhead  (python {meta['python']}, torch {meta['torch']}, {meta['cpus']} CPUs, best of {reps} x {n})"
+    )
     for name, value in results.items():
         print(f"  {name:58s} {value:8.2f}")
     if args.json:

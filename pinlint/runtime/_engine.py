@@ -2,7 +2,8 @@
 factories before the C++ binding runs (so it also works on CPU-only builds, where the binding
 fails in lazy CUDA init). Imported only when a watch starts: this module imports torch.
 
-TorchFunctionMode is thread-local: a session sees the thread that entered it, nothing else.
+TorchFunctionMode is thread-local: a session sees the thread that entered it, and with
+``watch(threads="all")`` the threads started while it is active (see watch.py).
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ _FAKE_KEY = torch._C._TorchDispatchModeKey.FAKE
 
 def _on_cuda(device: Any) -> bool:
     return device is not None and str(device).startswith("cuda")
+
+
 #: How each intercepted copy entry point is named in transfers.
 _API = {
     _COPY: "Tensor.copy_",
@@ -53,7 +56,16 @@ def _opaque_copy_ops() -> dict[Any, str]:
     """aten ops that can move host data to a device but that the watch does not classify: when one
     of them meets a CPU tensor and a device target it is counted as a blind spot, never ignored."""
     ops: dict[Any, str] = {}
-    for name in ("_copy_from", "_copy_from_and_resize", "copy", "to", "_foreach_copy", "_foreach_copy_", "index_put_", "lift_fresh_copy"):
+    for name in (
+        "_copy_from",
+        "_copy_from_and_resize",
+        "copy",
+        "to",
+        "_foreach_copy",
+        "_foreach_copy_",
+        "index_put_",
+        "lift_fresh_copy",
+    ):
         packet = getattr(_aten, name, None)
         if packet is None:
             continue
@@ -66,9 +78,16 @@ def _opaque_copy_ops() -> dict[Any, str]:
 _OPAQUE = _opaque_copy_ops()
 #: ``Tensor.type("torch.cuda.FloatTensor")``: the legacy type names and their dtypes.
 _LEGACY_TYPES = {
-    "FloatTensor": torch.float32, "DoubleTensor": torch.float64, "HalfTensor": torch.float16,
-    "BFloat16Tensor": torch.bfloat16, "ByteTensor": torch.uint8, "CharTensor": torch.int8,
-    "ShortTensor": torch.int16, "IntTensor": torch.int32, "LongTensor": torch.int64, "BoolTensor": torch.bool,
+    "FloatTensor": torch.float32,
+    "DoubleTensor": torch.float64,
+    "HalfTensor": torch.float16,
+    "BFloat16Tensor": torch.bfloat16,
+    "ByteTensor": torch.uint8,
+    "CharTensor": torch.int8,
+    "ShortTensor": torch.int16,
+    "IntTensor": torch.int32,
+    "LongTensor": torch.int64,
+    "BoolTensor": torch.bool,
 }
 _Tensor = torch.Tensor
 _ACCELERATORS = frozenset(torch_api.ACCELERATOR_DEVICE_PREFIXES)
@@ -165,7 +184,9 @@ class Session:
     ) -> None:
         __tracebackhide__ = True  # pytest: a strict failure points at the user's line, not here
         try:
-            transfer = self._transfer(api, src, device, non_blocking, same_dtype, preserve_format, dst)
+            transfer = self._transfer(
+                api, src, device, non_blocking, same_dtype, preserve_format, dst
+            )
         except Exception as exc:  # noqa: BLE001 - never turn a working copy into a crash: count it
             self.report.add_unclassified(f"{api} ({type(exc).__name__}: {exc})"[:200])
             return
@@ -190,9 +211,13 @@ class Session:
         staged = False
         if pinned and non_blocking and self.check_contiguous and src.numel() > 0:
             if dst is None:
-                staged = layout.to_stages_through_pageable(sizes, strides, same_dtype, preserve_format)
+                staged = layout.to_stages_through_pageable(
+                    sizes, strides, same_dtype, preserve_format
+                )
             else:
-                staged = layout.copy_stages_through_pageable(sizes, strides, tuple(dst.shape), dst.stride(), same_dtype)
+                staged = layout.copy_stages_through_pageable(
+                    sizes, strides, tuple(dst.shape), dst.stride(), same_dtype
+                )
         numel = dst.numel() if dst is not None else src.numel()
         return Transfer(
             api=api,
@@ -223,9 +248,18 @@ class Session:
         if src_type == "cpu":
             same_dtype = dtype is None or dtype == src.dtype
             preserve = memory_format is None or memory_format == _PRESERVE
-            self._record("Tensor.to", src, device, non_blocking, same_dtype=same_dtype, preserve_format=preserve)
+            self._record(
+                "Tensor.to",
+                src,
+                device,
+                non_blocking,
+                same_dtype=same_dtype,
+                preserve_format=preserve,
+            )
         if self.sim is not None and device.type == "cuda":
-            return self._sim_to(src, device, dtype, non_blocking, memory_format, bool(kwargs.get("copy", False)))
+            return self._sim_to(
+                src, device, dtype, non_blocking, memory_format, bool(kwargs.get("copy", False))
+            )
         return func(*args, **kwargs)
 
     def _on_cuda(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -248,7 +282,14 @@ class Session:
             return func(*args, **kwargs)
         if src.device.type == "cpu":
             preserve = memory_format is None or memory_format == _PRESERVE
-            self._record("Tensor.cuda", src, device, bool(non_blocking), same_dtype=True, preserve_format=preserve)
+            self._record(
+                "Tensor.cuda",
+                src,
+                device,
+                bool(non_blocking),
+                same_dtype=True,
+                preserve_format=preserve,
+            )
         if self.sim is not None:
             return self._sim_to(src, device, None, bool(non_blocking), memory_format, False)
         return func(*args, **kwargs)
@@ -263,9 +304,18 @@ class Session:
         if dst_type not in _ACCELERATORS:
             return func(*args, **kwargs)
         if src.device.type == "cpu":
-            self._record(_API[func], src, dst.device, non_blocking, same_dtype=src.dtype == dst.dtype, dst=dst)
+            self._record(
+                _API[func],
+                src,
+                dst.device,
+                non_blocking,
+                same_dtype=src.dtype == dst.dtype,
+                dst=dst,
+            )
         if self.sim is not None and dst_type == "cuda":
-            with torch.no_grad():  # see simulate.py: autograd on fake CUDA tensors aborts the process
+            with (
+                torch.no_grad()
+            ):  # see simulate.py: autograd on fake CUDA tensors aborts the process
                 return _aten_copy(self.sim.fake(dst), self.sim.fake(src), non_blocking)
         return func(*args, **kwargs)
 
@@ -283,12 +333,18 @@ class Session:
         if src.device.type == "cpu":
             dtype, fmt = kwargs.get("dtype"), kwargs.get("memory_format")
             self._record(
-                _API[func], src, device, non_blocking,
-                same_dtype=dtype is None or dtype == src.dtype, preserve_format=fmt is None or fmt == _PRESERVE,
+                _API[func],
+                src,
+                device,
+                non_blocking,
+                same_dtype=dtype is None or dtype == src.dtype,
+                preserve_format=fmt is None or fmt == _PRESERVE,
             )
         if self.sim is not None and device.type == "cuda":
             with torch.no_grad():
-                return _aten_to_copy(self.sim.fake(src), *args[1:], **{**kwargs, "device": simulated_device(device)})
+                return _aten_to_copy(
+                    self.sim.fake(src), *args[1:], **{**kwargs, "device": simulated_device(device)}
+                )
         return func(*args, **kwargs)
 
     def _on_type(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -296,7 +352,11 @@ class Session:
         __tracebackhide__ = True
         src = args[0] if args else None
         target = args[1] if len(args) > 1 else kwargs.get("dtype")
-        name = target if isinstance(target, str) else f"{getattr(target, '__module__', '')}.{getattr(target, '__name__', '')}"
+        name = (
+            target
+            if isinstance(target, str)
+            else f"{getattr(target, '__module__', '')}.{getattr(target, '__name__', '')}"
+        )
         module, _, type_name = name.rpartition(".")
         dtype = _LEGACY_TYPES.get(type_name)
         if not isinstance(src, _Tensor) or module != "torch.cuda" or dtype is None:
@@ -317,9 +377,23 @@ class Session:
         dsts, srcs = list(args[0]), list(args[1])
         non_blocking = bool(args[2] if len(args) > 2 else kwargs.get("non_blocking", False))
         for dst, src in zip(dsts, srcs):
-            if isinstance(dst, _Tensor) and isinstance(src, _Tensor) and dst.device.type in _ACCELERATORS and src.device.type == "cpu":
-                self._record("torch._foreach_copy_", src, dst.device, non_blocking, same_dtype=src.dtype == dst.dtype, dst=dst)
-        if self.sim is not None and any(isinstance(d, _Tensor) and d.device.type == "cuda" for d in dsts):
+            if (
+                isinstance(dst, _Tensor)
+                and isinstance(src, _Tensor)
+                and dst.device.type in _ACCELERATORS
+                and src.device.type == "cpu"
+            ):
+                self._record(
+                    "torch._foreach_copy_",
+                    src,
+                    dst.device,
+                    non_blocking,
+                    same_dtype=src.dtype == dst.dtype,
+                    dst=dst,
+                )
+        if self.sim is not None and any(
+            isinstance(d, _Tensor) and d.device.type == "cuda" for d in dsts
+        ):
             with torch.no_grad():
                 for dst, src in zip(dsts, srcs):
                     _aten_copy(self.sim.fake(dst), self.sim.fake(src), non_blocking)
@@ -345,7 +419,11 @@ class Session:
         name, pinnable = _FACTORIES[func]
         if self.sim is not None and pinnable and kwargs.get("pin_memory"):
             out = self.sim.pinned_factory(func, args, kwargs)
-        elif self.sim is not None and _get_dispatch_mode(_FAKE_KEY) is None and _on_cuda(kwargs.get("device")):
+        elif (
+            self.sim is not None
+            and _get_dispatch_mode(_FAKE_KEY) is None
+            and _on_cuda(kwargs.get("device"))
+        ):
             # A thread reached through threads="all" has no FakeTensorMode of its own: CUDA
             # factories run under the simulation's, briefly (CPU tensors there stay real).
             with self.sim.fake_mode:
@@ -370,9 +448,16 @@ class Session:
                 # torch.tensor(data, device="cuda"): a blocking pageable copy (PIN003's pattern)
                 site, _via = self.sites.find()
                 transfer = Transfer(
-                    api=name, site=site, device=str(out.device), non_blocking=False, pinned=False,
-                    contiguous=True, staged=False, nbytes=out.numel() * out.element_size(),
-                    dtype=str(out.dtype).replace("torch.", ""), simulated=self.sim is not None,
+                    api=name,
+                    site=site,
+                    device=str(out.device),
+                    non_blocking=False,
+                    pinned=False,
+                    contiguous=True,
+                    staged=False,
+                    nbytes=out.numel() * out.element_size(),
+                    dtype=str(out.dtype).replace("torch.", ""),
+                    simulated=self.sim is not None,
                 )
                 self.report.add(transfer)
         return out
@@ -420,7 +505,9 @@ class Session:
             return _aten_to_copy(self.sim.fake(src), **kw)
 
 
-def _parse_to_target(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, bool, Any] | None:
+def _parse_to_target(
+    args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[Any, Any, bool, Any] | None:
     """Normalise every ``Tensor.to`` spelling with the parser ``nn.Module.to`` uses.
 
     An int device needs an accelerator to resolve; on a CPU-only build it means ``cuda:<int>``.
@@ -431,7 +518,9 @@ def _parse_to_target(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any
         return None
     except RuntimeError:
         pass
-    args2 = tuple(torch.device("cuda", a) if i == 0 and type(a) is int else a for i, a in enumerate(args))
+    args2 = tuple(
+        torch.device("cuda", a) if i == 0 and type(a) is int else a for i, a in enumerate(args)
+    )
     kwargs2 = dict(kwargs)
     if type(kwargs2.get("device")) is int:
         kwargs2["device"] = torch.device("cuda", kwargs2["device"])
@@ -463,7 +552,13 @@ class PinMode(TorchFunctionMode):
     ``.pin_memory()`` and ``.is_pinned()`` answer from the process-wide registry; tensors stay real
     and nothing is recorded. For buffers made before a watch: fixtures, import time."""
 
-    def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None) -> Any:
+    def __torch_function__(
+        self,
+        func: Any,
+        types: Any,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
         kwargs = kwargs or {}
         if _is_compiling():
             return func(*args, **kwargs)
@@ -482,13 +577,21 @@ class _WatchMode(TorchFunctionMode):
     """Dispatches to a handler only for the few functions of interest; everything else passes
     through with one dict lookup (the hot path: every torch call in the block comes here)."""
 
-    def __init__(self, handlers: dict[Any, Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]]) -> None:
+    def __init__(
+        self, handlers: dict[Any, Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]]
+    ) -> None:
         super().__init__()
         self._handlers = handlers
         #: False once the watch has ended: threads that entered it may outlive it (threads="all").
         self.active = True
 
-    def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None) -> Any:
+    def __torch_function__(
+        self,
+        func: Any,
+        types: Any,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
         __tracebackhide__ = True
         # Under torch.compile, Dynamo traces this method: pass through untouched, so the compiled
         # region has no graph break and no recompile. Its copies are the compiler's business.

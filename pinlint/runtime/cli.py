@@ -43,10 +43,16 @@ def parse_program(command: Sequence[str]) -> Program:
     """``python script.py ARGS`` / ``python -m mod ARGS`` / ``python -c CODE ARGS`` (the leading
     ``python`` is optional and may be any python executable)."""
     words = list(command)
-    if words and os.path.basename(words[0]).lower().startswith("python") and not words[0].endswith(".py"):
+    if (
+        words
+        and os.path.basename(words[0]).lower().startswith("python")
+        and not words[0].endswith(".py")
+    ):
         words = words[1:]
     if not words:
-        raise click.UsageError("nothing to run: give a command after --, e.g. pinlint trace -- python script.py")
+        raise click.UsageError(
+            "nothing to run: give a command after --, e.g. pinlint trace -- python script.py"
+        )
     first = words[0]
     if first == "-m":
         if len(words) < 2:
@@ -57,7 +63,9 @@ def parse_program(command: Sequence[str]) -> Program:
             raise click.UsageError("-c needs code")
         return Program("code", words[1], ("-c", *words[2:]))
     if first.startswith("-"):
-        raise click.UsageError(f"unsupported python option {first!r}: use `python script.py`, `-m module` or `-c code`")
+        raise click.UsageError(
+            f"unsupported python option {first!r}: use `python script.py`, `-m module` or `-c code`"
+        )
     if not os.path.isfile(first):
         raise click.UsageError(f"no such script: {first}")
     return Program("path", first, tuple(words))
@@ -89,7 +97,11 @@ def _run(program: Program) -> None:
 
 
 #: What a CPU-only torch says when a program reaches for CUDA: the run needs ``--simulate-cuda``.
-_NO_CUDA_ERRORS = ("Torch not compiled with CUDA enabled", "Found no NVIDIA driver", "No CUDA GPUs are available")
+_NO_CUDA_ERRORS = (
+    "Torch not compiled with CUDA enabled",
+    "Found no NVIDIA driver",
+    "No CUDA GPUs are available",
+)
 
 
 @dataclass
@@ -100,13 +112,17 @@ class RunResult:
     needed_cuda: bool = False
 
 
-def run_program(program: Program, strict: bool, simulate: str | None, threads: str = "all") -> tuple[Report, int]:
+def run_program(
+    program: Program, strict: bool, simulate: str | None, threads: str = "all"
+) -> tuple[Report, int]:
     """Run the program under a watch. Returns the report and the program's exit status."""
     result = run_program_result(program, strict, simulate, threads)
     return result.report, result.status
 
 
-def run_program_result(program: Program, strict: bool, simulate: str | None, threads: str = "all") -> RunResult:
+def run_program_result(
+    program: Program, strict: bool, simulate: str | None, threads: str = "all"
+) -> RunResult:
     from pinlint.runtime.watch import watch
 
     w = watch(strict=strict, simulate=simulate, threads=threads)  # type: ignore[arg-type]
@@ -153,7 +169,9 @@ def _render_full(report: Report) -> str:
         times = f" (x{count})" if count > 1 else ""
         lines.append(f"{path}:{d.location.row}:{d.location.column}: {d.code} {d.message}{times}")
         if v.copy_site is not None and v.copy_site != v.location:
-            lines.append(f"    copy at {os.path.relpath(v.copy_site.filename, cwd)}:{v.copy_site.row}")
+            lines.append(
+                f"    copy at {os.path.relpath(v.copy_site.filename, cwd)}:{v.copy_site.row}"
+            )
     lines.append(closing_line(report))
     return "\n".join(lines)
 
@@ -197,14 +215,24 @@ def render_report(report: Report, fmt: str, root: str | None = None) -> str:
 
         return render_concise(diagnostics, base)
     ctx = ReportContext(root=base, version=__version__, selected_codes=("PIN001", "PIN002"))
-    module = importlib.import_module(f"pinlint.report.{'json_format' if fmt == 'json' else fmt.replace('-', '_')}")
+    module = importlib.import_module(
+        f"pinlint.report.{'json_format' if fmt == 'json' else fmt.replace('-', '_')}"
+    )
     return str(module.render(diagnostics, ctx)).rstrip("\n")
 
 
-@click.command("trace", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.command(
+    "trace", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False}
+)
 @click.option("--strict", is_flag=True, help="Stop the program at the first violation.")
-@click.option("--simulate-cuda", is_flag=True, help="Run CUDA-targeted code on a CPU-only machine (FakeTensorMode; values are not computed).")
-@click.option("--output-format", type=click.Choice(TRACE_FORMATS), default="full", show_default=True)
+@click.option(
+    "--simulate-cuda",
+    is_flag=True,
+    help="Run CUDA-targeted code on a CPU-only machine (FakeTensorMode; values are not computed).",
+)
+@click.option(
+    "--output-format", type=click.Choice(TRACE_FORMATS), default="full", show_default=True
+)
 @click.option(
     "--threads",
     type=click.Choice(["all", "current"]),
@@ -213,7 +241,9 @@ def render_report(report: Report, fmt: str, root: str | None = None) -> str:
     help="all: also watch threads the program starts; current: only the main thread.",
 )
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def trace_command(strict: bool, simulate_cuda: bool, output_format: str, threads: str, command: tuple[str, ...]) -> None:
+def trace_command(
+    strict: bool, simulate_cuda: bool, output_format: str, threads: str, command: tuple[str, ...]
+) -> None:
     """Run a Python program under pinlint.runtime.watch and report its non_blocking H2D copies from
     pageable memory: pinlint trace [OPTIONS] -- python script.py ARGS (or -- python -m module ARGS)."""
     program = parse_program(command)
@@ -255,8 +285,18 @@ def trace_command(strict: bool, simulate_cuda: bool, output_format: str, threads
 
 
 @click.command("probe")
-@click.option("--run", "run_spec", metavar="PKG.MOD:FN", help="Check that every H2D memcpy of FN() is from pinned memory.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the results as JSON (chrome traces beside it).")
+@click.option(
+    "--run",
+    "run_spec",
+    metavar="PKG.MOD:FN",
+    help="Check that every H2D memcpy of FN() is from pinned memory.",
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False),
+    help="Write the results as JSON (chrome traces beside it).",
+)
 @click.option("--quick", is_flag=True, help="Fewer sizes and repetitions.")
 def probe_command(run_spec: str | None, json_path: str | None, quick: bool) -> None:
     """On a CUDA machine, prove that pageable non_blocking copies block and pinned ones do not, by

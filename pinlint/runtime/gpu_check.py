@@ -72,7 +72,7 @@ def resolve_run_spec(spec: str) -> Callable[[], Any]:
     for part in attr.split("."):
         obj = getattr(obj, part)
     if not callable(obj):
-        raise ValueError(f"{spec} is not callable")
+        raise ValueError(f"{spec} is not callable")  # noqa: TRY004 - a usage error, as the others
     return obj
 
 
@@ -81,7 +81,9 @@ Sample = dict[str, list[float]]  # {"host_ms": [...], "kernel_ms": [...]}, one e
 
 
 def _ratios(sample: Sample) -> list[float]:
-    return [h / k if k > 0 else float("inf") for h, k in zip(sample["host_ms"], sample["kernel_ms"])]
+    return [
+        h / k if k > 0 else float("inf") for h, k in zip(sample["host_ms"], sample["kernel_ms"])
+    ]
 
 
 def _fmt(sample: Sample) -> str:
@@ -92,7 +94,9 @@ def _fmt(sample: Sample) -> str:
     )
 
 
-def host_blocking_verdict(table: dict[int, dict[str, Sample]], required_bytes: int = REQUIRED_BLOCKING_BYTES) -> dict[str, Any]:
+def host_blocking_verdict(
+    table: dict[int, dict[str, Sample]], required_bytes: int = REQUIRED_BLOCKING_BYTES
+) -> dict[str, Any]:
     """``table[nbytes][case]`` = per-repetition host and kernel times -> both halves of the claim.
 
     Pass needs all four: the busy kernel really lasted >= MIN_KERNEL_MS; the blocking control held
@@ -103,7 +107,9 @@ def host_blocking_verdict(table: dict[int, dict[str, Sample]], required_bytes: i
     kernels = [k for row in table.values() for sample in row.values() for k in sample["kernel_ms"]]
     kernel_ok = bool(kernels) and min(kernels) >= MIN_KERNEL_MS
     if not kernel_ok:
-        failures.append(f"busy kernel too short: min {min(kernels, default=0.0):.2f} ms < {MIN_KERNEL_MS} ms")
+        failures.append(
+            f"busy kernel too short: min {min(kernels, default=0.0):.2f} ms < {MIN_KERNEL_MS} ms"
+        )
     control_ok, pinned_ok = bool(table), True
     blocked, not_blocked = [], []
     for nbytes, row in sorted(table.items()):
@@ -111,7 +117,9 @@ def host_blocking_verdict(table: dict[int, dict[str, Sample]], required_bytes: i
         control = row.get(CONTROL)
         if control is None or min(_ratios(control)) < CONTROL_FRACTION:
             control_ok = False
-            failures.append(f"{size} blocking control did not wait for the kernel: {_fmt(control) if control else 'missing'}")
+            failures.append(
+                f"{size} blocking control did not wait for the kernel: {_fmt(control) if control else 'missing'}"
+            )
         for case in PINNED_CASES:
             if case in row and statistics.median(_ratios(row[case])) > PINNED_FAST_FRACTION:
                 pinned_ok = False
@@ -124,13 +132,20 @@ def host_blocking_verdict(table: dict[int, dict[str, Sample]], required_bytes: i
             else:
                 not_blocked.append(f"{size} {case}")
                 if nbytes >= required_bytes:
-                    failures.append(f"{size} {case} did not block until the stream drained: {_fmt(row[case])}")
+                    failures.append(
+                        f"{size} {case} did not block until the stream drained: {_fmt(row[case])}"
+                    )
     required = [n for n in table if n >= required_bytes]
     pageable_ok = bool(required) and all(
-        min(_ratios(table[n][case])) >= BLOCKED_FRACTION for n in required for case in PAGEABLE_CASES if case in table[n]
+        min(_ratios(table[n][case])) >= BLOCKED_FRACTION
+        for n in required
+        for case in PAGEABLE_CASES
+        if case in table[n]
     )
     if not required:
-        failures.append(f"no size >= {required_bytes // MiB} MiB measured: the pageable half is unproven")
+        failures.append(
+            f"no size >= {required_bytes // MiB} MiB measured: the pageable half is unproven"
+        )
     valid = kernel_ok and control_ok
     return {
         "kernel_long_enough": kernel_ok,
@@ -158,7 +173,11 @@ def run_verdict(memcpys: list[dict[str, Any]], blocking_transfers: int = 0) -> d
     read pageable memory by request and are never findings). Zero memcpys is a failure."""
     pageable = [m for m in memcpys if not m.get("pinned")]
     if not memcpys:
-        return {"ok": False, "reason": "no H2D memcpy observed in the function: nothing was proven", "pageable": []}
+        return {
+            "ok": False,
+            "reason": "no H2D memcpy observed in the function: nothing was proven",
+            "pageable": [],
+        }
     ok = len(pageable) <= blocking_transfers
     reason = f"{len(pageable)} of {len(memcpys)} H2D memcpy(s) from non-pinned memory ({blocking_transfers} blocking copies allowed)"
     return {"ok": ok, "reason": reason, "pageable": pageable}
@@ -207,6 +226,20 @@ def _timed(torch: Any, fn: Callable[[], Any], cycles: int, reps: int) -> Sample:
     return {"host_ms": host, "kernel_ms": kernel}
 
 
+def _measure_size(
+    torch: Any, dev: Any, pageable: Any, pinned: Any, dst: Any, cycles: int, reps: int
+) -> dict[str, Sample]:
+    return {
+        "pageable .to": _timed(torch, lambda: pageable.to(dev, non_blocking=True), cycles, reps),
+        "pinned .to": _timed(torch, lambda: pinned.to(dev, non_blocking=True), cycles, reps),
+        "pageable copy_": _timed(
+            torch, lambda: dst.copy_(pageable, non_blocking=True), cycles, reps
+        ),
+        "pinned copy_": _timed(torch, lambda: dst.copy_(pinned, non_blocking=True), cycles, reps),
+        CONTROL: _timed(torch, lambda: pageable.to(dev), cycles, reps),
+    }
+
+
 def part_a(torch: Any, dev: Any, cpm: float, sizes: list[int], reps: int) -> dict[str, Any]:
     cycles = int(SLEEP_MS * cpm)
     table: dict[int, dict[str, Sample]] = {}
@@ -218,17 +251,15 @@ def part_a(torch: Any, dev: Any, cpm: float, sizes: list[int], reps: int) -> dic
             pageable.to(dev, non_blocking=True)
             pinned.to(dev, non_blocking=True)
         torch.cuda.synchronize()
-        table[n] = {
-            "pageable .to": _timed(torch, lambda: pageable.to(dev, non_blocking=True), cycles, reps),
-            "pinned .to": _timed(torch, lambda: pinned.to(dev, non_blocking=True), cycles, reps),
-            "pageable copy_": _timed(torch, lambda: dst.copy_(pageable, non_blocking=True), cycles, reps),
-            "pinned copy_": _timed(torch, lambda: dst.copy_(pinned, non_blocking=True), cycles, reps),
-            CONTROL: _timed(torch, lambda: pageable.to(dev), cycles, reps),
-        }
+        table[n] = _measure_size(torch, dev, pageable, pinned, dst, cycles, reps)
     pin2d = torch.ones(1024, 1024, pin_memory=True)  # 4 MiB, pinned
     strided = {
-        "pinned[:, ::2] .to (strided)": _timed(torch, lambda: pin2d[:, ::2].to(dev, non_blocking=True), cycles, reps),
-        "pinned.t() .to(half)": _timed(torch, lambda: pin2d.t().to(dev, dtype=torch.half, non_blocking=True), cycles, reps),
+        "pinned[:, ::2] .to (strided)": _timed(
+            torch, lambda: pin2d[:, ::2].to(dev, non_blocking=True), cycles, reps
+        ),
+        "pinned.t() .to(half)": _timed(
+            torch, lambda: pin2d.t().to(dev, dtype=torch.half, non_blocking=True), cycles, reps
+        ),
     }
     return {
         "target_kernel_ms": SLEEP_MS,
@@ -254,8 +285,14 @@ def labelled_copies(torch: Any, dev: Any) -> list[tuple[str, Callable[[], Any]]]
         ("pinned view [8:] .to(nb)", lambda: pinned[8:].to(dev, non_blocking=True)),
         ("pinned[:, ::2] .to(nb)", lambda: pin2d[:, ::2].to(dev, non_blocking=True)),
         ("pinned.t() .to(nb) same dtype", lambda: pin2d.t().to(dev, non_blocking=True)),
-        ("pinned.t() .to(half, nb)", lambda: pin2d.t().to(dev, dtype=torch.half, non_blocking=True)),
-        ("pinned .to(half, nb) contiguous", lambda: pin2d.to(dev, dtype=torch.half, non_blocking=True)),
+        (
+            "pinned.t() .to(half, nb)",
+            lambda: pin2d.t().to(dev, dtype=torch.half, non_blocking=True),
+        ),
+        (
+            "pinned .to(half, nb) contiguous",
+            lambda: pin2d.to(dev, dtype=torch.half, non_blocking=True),
+        ),
     ]
 
 
@@ -272,12 +309,18 @@ def parts_b_c(torch: Any, dev: Any, trace_path: str) -> dict[str, Any]:
     predicted: dict[str, str] = {}
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         for label, fn in copies:
-            with watch(simulate=None) as report:
-                with record_function(label):
-                    fn()
-            kinds = {"Pinned" if t.kind == "pinned-non-blocking" else "Pageable" for t in report.transfers}
+            with watch(simulate=None) as report, record_function(label):
+                fn()
+            kinds = {
+                "Pinned" if t.kind == "pinned-non-blocking" else "Pageable"
+                for t in report.transfers
+            }
             # Not exactly one transfer: the label cannot be checked; say so instead of aborting.
-            predicted[label] = kinds.pop() if len(report.transfers) == 1 else f"<watch saw {len(report.transfers)} transfers>"
+            predicted[label] = (
+                kinds.pop()
+                if len(report.transfers) == 1
+                else f"<watch saw {len(report.transfers)} transfers>"
+            )
         torch.cuda.synchronize()
     prof.export_chrome_trace(trace_path)
     memcpys = kineto.classify(trace_path)
@@ -298,9 +341,8 @@ def part_d(torch: Any, fn: Callable[[], Any], spec: str, trace_path: str) -> dic
     from pinlint.runtime.watch import watch
 
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-        with watch(simulate=None) as report:
-            with record_function(f"pinlint.probe.run:{spec}"):
-                fn()
+        with watch(simulate=None) as report, record_function(f"pinlint.probe.run:{spec}"):
+            fn()
         torch.cuda.synchronize()
     prof.export_chrome_trace(trace_path)
     memcpys = [m.to_dict() for m in kineto.classify(trace_path)]
@@ -316,8 +358,12 @@ def part_d(torch: Any, fn: Callable[[], Any], spec: str, trace_path: str) -> dic
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="pinlint probe", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--run", metavar="pkg.mod:fn", help="check that every H2D memcpy of fn() is Pinned")
-    parser.add_argument("--json", metavar="FILE", help="write the results as JSON (the chrome trace goes beside it)")
+    parser.add_argument(
+        "--run", metavar="pkg.mod:fn", help="check that every H2D memcpy of fn() is Pinned"
+    )
+    parser.add_argument(
+        "--json", metavar="FILE", help="write the results as JSON (the chrome trace goes beside it)"
+    )
     parser.add_argument("--quick", action="store_true", help="fewer sizes and repetitions")
     try:
         args = parser.parse_args(argv)
@@ -325,7 +371,9 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE if exc.code else EXIT_OK
     result: dict[str, Any] = {"pinlint_probe": 1}
     if args.run and not _RUN_SPEC_RE.match(args.run):
-        print(f"pinlint probe: --run expects 'pkg.module:function', got {args.run!r}", file=sys.stderr)
+        print(
+            f"pinlint probe: --run expects 'pkg.module:function', got {args.run!r}", file=sys.stderr
+        )
         return EXIT_USAGE
 
     def finish(code: int) -> int:
@@ -339,12 +387,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import torch
     except ImportError:
-        print("pinlint probe: torch is not installed: pip install 'torch-pinlint[runtime]'", file=sys.stderr)
+        print(
+            "pinlint probe: torch is not installed: pip install 'torch-pinlint[runtime]'",
+            file=sys.stderr,
+        )
         return finish(EXIT_USAGE)
     result.update(torch=torch.__version__, cuda_build=torch.version.cuda)
     if not torch.cuda.is_available():
         result["skipped"] = "no CUDA device"
-        print(f"pinlint probe: SKIPPED (not passed): no CUDA device (torch {torch.__version__}, CUDA build {torch.version.cuda})")
+        print(
+            f"pinlint probe: SKIPPED (not passed): no CUDA device (torch {torch.__version__}, CUDA build {torch.version.cuda})"
+        )
         return finish(EXIT_SKIPPED)
     run_fn = None
     if args.run:
@@ -356,7 +409,11 @@ def main(argv: list[str] | None = None) -> int:
 
     dev = torch.device("cuda", torch.cuda.current_device())
     result["gpu"] = torch.cuda.get_device_name(dev)
-    out_dir = os.path.dirname(os.path.abspath(args.json)) if args.json else tempfile.mkdtemp(prefix="pinlint-probe-")
+    out_dir = (
+        os.path.dirname(os.path.abspath(args.json))
+        if args.json
+        else tempfile.mkdtemp(prefix="pinlint-probe-")
+    )
     stem = os.path.splitext(os.path.basename(args.json))[0] if args.json else "probe"
     sizes = [64 << 10, 16 * MiB] if args.quick else [64 << 10, 1 * MiB, 16 * MiB, 64 * MiB]
     reps = QUICK_REPS if args.quick else REPS
@@ -368,9 +425,15 @@ def main(argv: list[str] | None = None) -> int:
         a = part_a(torch, dev, cpm, sizes, reps)
         result["A_host_blocking"] = a
         v = a["verdict"]
-        checks[f"busy kernel lasts >= {MIN_KERNEL_MS:g} ms and holds the blocking control"] = v["kernel_long_enough"] and v["control_blocks"]
-        checks["pinned non_blocking copies return at once behind a busy stream"] = v["pinned_returns_early"]
-        checks[f"pageable non_blocking copies >= {REQUIRED_BLOCKING_BYTES // MiB} MiB block until the stream drains"] = v["pageable_blocks"]
+        checks[f"busy kernel lasts >= {MIN_KERNEL_MS:g} ms and holds the blocking control"] = (
+            v["kernel_long_enough"] and v["control_blocks"]
+        )
+        checks["pinned non_blocking copies return at once behind a busy stream"] = v[
+            "pinned_returns_early"
+        ]
+        checks[
+            f"pageable non_blocking copies >= {REQUIRED_BLOCKING_BYTES // MiB} MiB block until the stream drains"
+        ] = v["pageable_blocks"]
         bc = parts_b_c(torch, dev, os.path.join(out_dir, f"{stem}.labelled.trace.json"))
         result["B_C_memcpy_kinds"] = bc
         checks["profiler memcpy kinds agree with the watch's verdicts"] = bc["verdict"]["ok"]
@@ -393,7 +456,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"FAIL  {line}")
         if "B_C_memcpy_kinds" in result:
             for m in result["B_C_memcpy_kinds"]["verdict"]["mismatches"]:
-                print(f"FAIL  {m['label']}: profiler saw {m['observed']}, watch predicted {m['expected']}")
+                print(
+                    f"FAIL  {m['label']}: profiler saw {m['observed']}, watch predicted {m['expected']}"
+                )
     if "error" in result:
         print(f"error {result['error']}", file=sys.stderr)
     return finish(EXIT_OK if checks and all(checks.values()) else EXIT_FAILED)

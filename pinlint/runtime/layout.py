@@ -2,7 +2,7 @@
 
 Pure functions on sizes and strides (no torch), so the model is unit-tested on its own.
 
-Model, read from ``aten/src/ATen/native/cuda/Copy.cu`` (research/runtime.md §1.1; NOT yet
+Model, read from ``aten/src/ATen/native/cuda/Copy.cu`` (NOT yet
 confirmed on a GPU: ``pinlint probe`` checks it against the profiler's memcpy kinds):
 
 * ``copy_kernel_cuda`` memcpys straight from the source when the dtypes match and the

@@ -15,7 +15,9 @@ from pinlint.runtime.sites import Site
 BLOCKING = "blocking"  #: non_blocking=False: synchronous by request; not a violation
 ASYNC = "pinned-non-blocking"  #: what the code means: pinned source, non_blocking=True
 PAGEABLE = "pageable-non-blocking"  #: violation: non_blocking=True from pageable memory
-STAGED = "pinned-but-staged"  #: violation: pinned, but a layout that copies through a pageable temporary
+STAGED = (
+    "pinned-but-staged"  #: violation: pinned, but a layout that copies through a pageable temporary
+)
 VIOLATION_KINDS = frozenset({PAGEABLE, STAGED})
 
 PIN001 = "PIN001"
@@ -128,8 +130,15 @@ class Transfer:
 def _site_dict(site: Site | None) -> dict[str, Any] | None:
     if site is None:
         return None
-    row, col, end_row, end_col = site.span
-    return {"filename": site.filename, "row": site.row, "column": col, "end_row": end_row, "end_column": end_col, "function": site.function}
+    _row, col, end_row, end_col = site.span
+    return {
+        "filename": site.filename,
+        "row": site.row,
+        "column": col,
+        "end_row": end_row,
+        "end_column": end_col,
+        "function": site.function,
+    }
 
 
 @dataclass(frozen=True)
@@ -286,7 +295,9 @@ class Report:
 
     def summary(self) -> str:
         mode = " (simulated CUDA)" if self.simulated else ""
-        lines = [f"pinlint.runtime: {self.total} H2D transfer(s){mode}, {len(self.violations)} violation(s)"]
+        lines = [
+            f"pinlint.runtime: {self.total} H2D transfer(s){mode}, {len(self.violations)} violation(s)"
+        ]
         if self.unclassified:
             lines.append(f"  warning: {self.observed()}")
         for v, count in self.grouped():
@@ -307,7 +318,12 @@ class Report:
             "unclassified": dict(self.unclassified),
             "transfers": [t.to_dict() for t in self.transfers],
             "violations": [
-                {**diagnostic_to_json(v.to_diagnostic()), "kind": v.kind, "copy_site": _site_dict(v.copy_site), "count": n}
+                {
+                    **diagnostic_to_json(v.to_diagnostic()),
+                    "kind": v.kind,
+                    "copy_site": _site_dict(v.copy_site),
+                    "count": n,
+                }
                 for v, n in self.grouped()
             ],
         }

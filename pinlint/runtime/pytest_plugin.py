@@ -60,7 +60,9 @@ _PLAN = pytest.StashKey[_Plan]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("pinlint", "pinlint runtime companion (non_blocking H2D copies from pageable memory)")
+    group = parser.getgroup(
+        "pinlint", "pinlint runtime companion (non_blocking H2D copies from pageable memory)"
+    )
     group.addoption(
         "--pinlint-runtime",
         choices=_MODES,
@@ -103,8 +105,12 @@ def _plan_for(item: pytest.Item, opted_in: bool) -> _Plan | None:
     state = item.config.stash[_STATE]
     marker = item.get_closest_marker("pinlint")
     if marker is not None and marker.args:
-        raise pytest.UsageError(f"{item.nodeid}: use keyword arguments: @pytest.mark.pinlint(strict=..., simulate=...)")
-    opted_in = opted_in or marker is not None or "pinlint_watch" in getattr(item, "fixturenames", ())
+        raise pytest.UsageError(
+            f"{item.nodeid}: use keyword arguments: @pytest.mark.pinlint(strict=..., simulate=...)"
+        )
+    opted_in = (
+        opted_in or marker is not None or "pinlint_watch" in getattr(item, "fixturenames", ())
+    )
     if not opted_in and state.mode == "off":
         return None
     kwargs = marker.kwargs if marker is not None else {}
@@ -156,7 +162,10 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, A
 def pytest_runtest_setup(item: pytest.Item) -> Generator[None, Any, Any]:
     """Fixtures of a simulated test run in the simulated CUDA world (real tensors, simulated
     pinning): a ``pin_memory=True`` buffer made there is pinned when the test body copies it."""
-    plan = _plan_for(item, opted_in=False)
+    try:
+        plan = _plan_for(item, opted_in=False)
+    except pytest.UsageError:
+        plan = None  # reported by the call phase, as a failure of this test
     if plan is None or not _simulating(plan.simulate):
         return (yield)
     from pinlint.runtime.watch import simulated_cuda
@@ -191,7 +200,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         return
     tr = terminalreporter
     if not state.findings:
-        tr.write_line(f"pinlint runtime: {state.watched} watched test(s), {state.transfers} H2D transfer(s), no violation")
+        tr.write_line(
+            f"pinlint runtime: {state.watched} watched test(s), {state.transfers} H2D transfer(s), no violation"
+        )
         return
     tr.write_sep("=", "pinlint runtime: non_blocking H2D copies from pageable memory", yellow=True)
     groups: dict[tuple[str, str, int], tuple[Violation, int, set[str]]] = {}
@@ -204,9 +215,19 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             prev[2].add(nodeid)
             groups[key] = (prev[0], prev[1] + 1, prev[2])
     root = str(config.rootpath)
-    for (code, filename, row), (v, count, tests) in sorted(groups.items(), key=lambda kv: kv[0][1:] + (kv[0][0],)):
+    for (code, filename, row), (v, count, tests) in sorted(
+        groups.items(), key=lambda kv: kv[0][1:] + (kv[0][0],)
+    ):
         path = os.path.relpath(filename, root) if filename.startswith(root) else filename
         copy = v.copy_site
-        copy_note = f" (copy at {os.path.relpath(copy.filename, root) if copy.filename.startswith(root) else copy.filename}:{copy.row})" if copy and copy != v.location else ""
-        tr.write_line(f"{path}:{row}: {code} {v.kind}{copy_note} x{count} in {len(tests)} test(s): {', '.join(sorted(tests)[:3])}{' ...' if len(tests) > 3 else ''}")
-    tr.write_line(f"pinlint runtime: {len(state.findings)} violation(s) at {len(groups)} site(s) in {state.watched} watched test(s)")
+        copy_note = (
+            f" (copy at {os.path.relpath(copy.filename, root) if copy.filename.startswith(root) else copy.filename}:{copy.row})"
+            if copy and copy != v.location
+            else ""
+        )
+        tr.write_line(
+            f"{path}:{row}: {code} {v.kind}{copy_note} x{count} in {len(tests)} test(s): {', '.join(sorted(tests)[:3])}{' ...' if len(tests) > 3 else ''}"
+        )
+    tr.write_line(
+        f"pinlint runtime: {len(state.findings)} violation(s) at {len(groups)} site(s) in {state.watched} watched test(s)"
+    )

@@ -1,4 +1,4 @@
-"""``simulate="fake"``: run CUDA-targeted code on a CPU-only build (research/runtime.md §3).
+"""``simulate="fake"``: run CUDA-targeted code on a CPU-only build.
 
 * The block runs under ``FakeTensorMode(allow_non_fake_inputs=True)``: tensors created inside are
   fake (shapes, dtypes, devices; no values), so ``torch.empty(4, device="cuda")`` works.
@@ -12,12 +12,15 @@
   is a fake CUDA tensor aborts the whole process on a CPU-only build (``c10::Error`` "PyTorch is
   not linked with support for cuda devices" thrown from ``InputMetadata``, uncatchable). Code that
   re-enables grad inside the block is not supported; ``.backward()`` raises a normal RuntimeError.
-* ``torch.cuda.is_available()`` answers True while a simulation is active, so a project's own
-  ``is_pin_memory_available(device)`` helper (typically ``torch.cuda.is_available()``) takes the
-  pinned branch, as on a CUDA machine. Calls from inside torch/ still get the truth (FakeTensorMode
-  relies on it). The patch is process-wide (other threads see it too) and reference-counted; it
-  is undone when the last simulation ends. Code that bound ``is_available`` before the watch
-  (``from torch.cuda import is_available``) or that asks ``torch.accelerator`` is not patched.
+* A small, consistent CUDA world (``push_world``): ``torch.cuda`` / ``torch.accelerator`` queries
+  say one device to user code (and to ``torch.utils.data``, which decides like user code), the truth
+  to torch's other internals (FakeTensorMode relies on it); ``synchronize``/``set_device`` are
+  no-ops, streams and events are fakes that complete at once. The DataLoader's iterator runs
+  outside FakeTensorMode (loading is CPU work), so its batches are real and pinned through the
+  watch. The patches are process-wide and reference-counted; code that bound a function before the
+  watch (``from torch.cuda import is_available``) is not reached.
+* Pinning is remembered process-wide (``PINNED``), so buffers pinned under ``simulated_cuda()``
+  before a watch (fixtures, import time) are pinned for every later simulation.
 """
 
 from __future__ import annotations
@@ -146,7 +149,9 @@ def _device_name(*_args: Any, **_kwargs: Any) -> str:
 class FakeEvent:
     """``torch.cuda.Event`` in a simulation: every operation completes at once."""
 
-    def __init__(self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False) -> None:
+    def __init__(
+        self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False
+    ) -> None:
         self.enable_timing = enable_timing
 
     def record(self, stream: Any = None) -> None:
@@ -188,7 +193,7 @@ class FakeStream:
     def synchronize(self) -> None:
         pass
 
-    def __enter__(self) -> FakeStream:
+    def __enter__(self) -> FakeStream:  # noqa: PYI034 - typing.Self needs Python 3.11
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -231,7 +236,11 @@ def _simulated_world() -> list[tuple[Any, str, Any]]:
         (acc, "is_available", _query("torch.accelerator.is_available", True)),
         (acc, "device_count", _query("torch.accelerator.device_count", 1)),
         (acc, "current_accelerator", _query("torch.accelerator.current_accelerator", cuda0)),
-        (acc, "current_device_index", _query("torch.accelerator.current_device_index", SIMULATED_DEVICE_INDEX)),
+        (
+            acc,
+            "current_device_index",
+            _query("torch.accelerator.current_device_index", SIMULATED_DEVICE_INDEX),
+        ),
         (acc, "set_device_index", _noop("torch.accelerator.set_device_index")),
         (acc, "synchronize", _noop("torch.accelerator.synchronize")),
     ]
@@ -247,11 +256,11 @@ def _dataloader_patches() -> list[tuple[Any, str, Any]]:
     base = dataloader._BaseDataLoaderIter
     orig_init, orig_next = base.__init__, base.__next__
 
-    def __init__(self: Any, loader: Any) -> None:  # noqa: N807
+    def __init__(self: Any, loader: Any) -> None:
         with unset_fake_temporarily():
             orig_init(self, loader)
 
-    def __next__(self: Any) -> Any:  # noqa: N807
+    def __next__(self: Any) -> Any:
         with unset_fake_temporarily():
             return orig_next(self)
 
@@ -305,7 +314,7 @@ class Simulation:
         self._no_grad: Any = None
         self._fakes: WeakIdKeyDictionary = WeakIdKeyDictionary()
 
-    def __enter__(self) -> Simulation:
+    def __enter__(self) -> Simulation:  # noqa: PYI034 - typing.Self needs Python 3.11
         self._no_grad = torch.no_grad()
         self._no_grad.__enter__()
         try:
@@ -353,7 +362,9 @@ class Simulation:
     def mark_pinned(self, t: torch.Tensor) -> torch.Tensor:
         return mark_pinned(t)
 
-    def pinned_factory(self, func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def pinned_factory(
+        self, func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
         return pinned_factory(func, args, kwargs)
 
     def pin_memory(self, t: torch.Tensor) -> torch.Tensor:

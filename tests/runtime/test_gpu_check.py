@@ -10,25 +10,36 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from pinlint.runtime import gpu_check  # noqa: E402
-from pinlint.runtime.watch import watch  # noqa: E402
+from pinlint.runtime import gpu_check
+from pinlint.runtime.watch import watch
 
 HAS_CUDA = torch.cuda.is_available()
-needs_cuda = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device (torch.cuda.is_available() is False)")
+needs_cuda = pytest.mark.skipif(
+    not HAS_CUDA, reason="needs a CUDA device (torch.cuda.is_available() is False)"
+)
 
 
 MiB = gpu_check.MiB
 
 
-def _sample(host: float | list[float], kernel: float = 50.0, reps: int = 9) -> dict[str, list[float]]:
+def _sample(
+    host: float | list[float], kernel: float = 50.0, reps: int = 9
+) -> dict[str, list[float]]:
     hosts = host if isinstance(host, list) else [host] * reps
     return {"host_ms": hosts, "kernel_ms": [kernel] * len(hosts)}
 
 
-def _row(pageable: float | list[float], pinned: float | list[float], control: float = 49.9, kernel: float = 50.0) -> dict[str, dict[str, list[float]]]:
+def _row(
+    pageable: float | list[float],
+    pinned: float | list[float],
+    control: float = 49.9,
+    kernel: float = 50.0,
+) -> dict[str, dict[str, list[float]]]:
     return {
-        "pageable .to": _sample(pageable, kernel), "pinned .to": _sample(pinned, kernel),
-        "pageable copy_": _sample(pageable, kernel), "pinned copy_": _sample(pinned, kernel),
+        "pageable .to": _sample(pageable, kernel),
+        "pinned .to": _sample(pinned, kernel),
+        "pageable copy_": _sample(pageable, kernel),
+        "pinned copy_": _sample(pinned, kernel),
         gpu_check.CONTROL: _sample(control, kernel),
     }
 
@@ -38,13 +49,19 @@ def test_host_blocking_verdict_both_halves_hold() -> None:
     assert v["kernel_long_enough"] and v["control_blocks"]
     assert v["pinned_returns_early"] and v["pageable_blocks"] and not v["failures"]
     assert v["pageable_blocked"] == ["64MiB pageable .to", "64MiB pageable copy_"]
-    assert v["pageable_not_blocked"] == ["64KiB pageable .to", "64KiB pageable copy_"]  # reported only
+    assert v["pageable_not_blocked"] == [
+        "64KiB pageable .to",
+        "64KiB pageable copy_",
+    ]  # reported only
 
 
 def test_pageable_that_does_not_block_fails_with_numbers() -> None:
     v = gpu_check.host_blocking_verdict({16 * MiB: _row(0.3, 0.01)})
     assert v["pinned_returns_early"] and not v["pageable_blocks"]
-    assert any("16MiB pageable .to did not block" in f and "0.300" in f and "9 reps" in f for f in v["failures"])
+    assert any(
+        "16MiB pageable .to did not block" in f and "0.300" in f and "9 reps" in f
+        for f in v["failures"]
+    )
 
 
 def test_noise_cannot_fake_a_block() -> None:
@@ -67,7 +84,9 @@ def test_slow_pinned_fails() -> None:
 def test_a_short_kernel_proves_nothing() -> None:
     # Idle clocks: the "50 ms" kernel lasted 9 ms. Both halves are unproven, whatever the copies did.
     v = gpu_check.host_blocking_verdict({64 * MiB: _row(8.9, 0.01, control=8.9, kernel=9.0)})
-    assert not v["kernel_long_enough"] and not v["pinned_returns_early"] and not v["pageable_blocks"]
+    assert (
+        not v["kernel_long_enough"] and not v["pinned_returns_early"] and not v["pageable_blocks"]
+    )
     assert any("busy kernel too short" in f for f in v["failures"])
 
 
@@ -109,7 +128,9 @@ def test_resolve_run_spec() -> None:
 @pytest.mark.skipif(HAS_CUDA, reason="checks the no-CUDA path")
 def test_main_skips_with_status_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "p.json"
-    assert gpu_check.main(["--json", str(out), "--run", "json:dumps"]) == gpu_check.EXIT_SKIPPED == 3
+    assert (
+        gpu_check.main(["--json", str(out), "--run", "json:dumps"]) == gpu_check.EXIT_SKIPPED == 3
+    )
     assert "SKIPPED (not passed): no CUDA device" in capsys.readouterr().out
     assert json.loads(out.read_text())["skipped"] == "no CUDA device"
 
@@ -147,7 +168,11 @@ def test_real_mode_sees_real_pinning() -> None:
         torch.ones(4, pin_memory=True).to("cuda", non_blocking=True)
         torch.ones(4, 6, pin_memory=True)[:, ::2].to("cuda", non_blocking=True)
     assert len(report.transfers) == 3
-    assert [t.kind for t in report.transfers] == ["pageable-non-blocking", "pinned-non-blocking", "pinned-but-staged"]
+    assert [t.kind for t in report.transfers] == [
+        "pageable-non-blocking",
+        "pinned-non-blocking",
+        "pinned-but-staged",
+    ]
     torch.cuda.synchronize()
 
 
@@ -160,8 +185,13 @@ def test_run_spec_on_gpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
         "def bad():\n    torch.ones(1024).to('cuda', non_blocking=True)\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    assert gpu_check.main(["--quick", "--run", "gpu_hot:good", "--json", str(tmp_path / "g.json")]) == 0
-    assert gpu_check.main(["--quick", "--run", "gpu_hot:bad", "--json", str(tmp_path / "b.json")]) == 1
+    assert (
+        gpu_check.main(["--quick", "--run", "gpu_hot:good", "--json", str(tmp_path / "g.json")])
+        == 0
+    )
+    assert (
+        gpu_check.main(["--quick", "--run", "gpu_hot:bad", "--json", str(tmp_path / "b.json")]) == 1
+    )
 
 
 class _StubTensor:
@@ -227,11 +257,13 @@ class _StubGPU:
         return _StubTensor(self, pinned=True)
 
 
-import time  # noqa: E402
+import time
 
 
 @pytest.mark.parametrize("pageable_blocks", [True, False])
-def test_part_a_measures_both_halves_on_a_stub_stream(monkeypatch: pytest.MonkeyPatch, pageable_blocks: bool) -> None:
+def test_part_a_measures_both_halves_on_a_stub_stream(
+    monkeypatch: pytest.MonkeyPatch, pageable_blocks: bool
+) -> None:
     monkeypatch.setattr(gpu_check, "SLEEP_MS", 25.0)
     monkeypatch.setattr(gpu_check, "MIN_KERNEL_MS", 10.0)
     stub = _StubGPU(pageable_blocks)
@@ -262,6 +294,10 @@ def test_real_mode_entry_points_and_threads() -> None:
         t.join()
     torch.cuda.synchronize()
     assert [t.api for t in report.transfers] == [
-        "torch._foreach_copy_", "aten.copy_", "aten._to_copy", "Tensor.type", "Tensor.to",
+        "torch._foreach_copy_",
+        "aten.copy_",
+        "aten._to_copy",
+        "Tensor.type",
+        "Tensor.to",
     ]
     assert [t.pinned for t in report.transfers] == [False, True, False, True, False]
