@@ -277,7 +277,13 @@ def labelled_copies(torch: Any, dev: Any) -> list[tuple[str, Callable[[], Any]]]
     pinned = torch.ones(n, dtype=torch.uint8, pin_memory=True)
     dst = torch.empty(n, dtype=torch.uint8, device=dev)
     pin2d = torch.ones(1024, 1024, pin_memory=True)
+    row = torch.empty(1, n, dtype=torch.uint8, device=dev)
+    wide = torch.empty(4, n // 4, dtype=torch.uint8, device=dev)
     return [
+        # Size-1 dimensions only: no broadcast, so the watch expects a direct pinned DMA.
+        ("pinned (N,) copy_ into (1, N)", lambda: row.copy_(pinned, non_blocking=True)),
+        # A real broadcast: the watch expects a pageable temporary.
+        ("pinned row broadcast copy_", lambda: wide.copy_(pinned[: n // 4], non_blocking=True)),
         ("pageable .to(nb)", lambda: pageable.to(dev, non_blocking=True)),
         ("pinned .to(nb)", lambda: pinned.to(dev, non_blocking=True)),
         ("pageable copy_(nb)", lambda: dst.copy_(pageable, non_blocking=True)),

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections import Counter
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,6 +52,8 @@ class _State:
     watched: int = 0
     findings: list[tuple[str, Violation]] = field(default_factory=list)
     transfers: int = 0
+    #: Torch copies the watches could not classify (blind spots), by entry point.
+    unclassified: Counter[str] = field(default_factory=Counter)
     #: ``--pinlint-simulate=fake`` given: modules are imported under simulated CUDA too.
     explicit_fake: bool = False
 
@@ -189,6 +192,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
     finally:
         report = plan.report
         state.transfers += report.total
+        state.unclassified.update(report.unclassified)
         state.findings.extend((item.nodeid, v) for v in report.violations)
         if report.violations and state.mode == "warn" and not plan.strict:
             warnings.warn(PinlintRuntimeWarning(report.summary()), stacklevel=1)
@@ -199,6 +203,13 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if state is None or state.watched == 0:
         return
     tr = terminalreporter
+    if state.unclassified:
+        kinds = ", ".join(f"{k} x{n}" for k, n in sorted(state.unclassified.items()))
+        tr.write_line(
+            f"pinlint runtime: warning: {sum(state.unclassified.values())} torch copy call(s) "
+            f"could not be classified ({kinds}); they are not checked",
+            yellow=True,
+        )
     if not state.findings:
         tr.write_line(
             f"pinlint runtime: {state.watched} watched test(s), {state.transfers} H2D transfer(s), no violation"

@@ -219,7 +219,7 @@ def _stream_context(stream: Any = None) -> Any:
 
 def _simulated_world() -> list[tuple[Any, str, Any]]:
     """Every attribute a simulation replaces: a small, consistent CUDA world with one device."""
-    cuda, acc = torch.cuda, torch.accelerator
+    cuda, acc = torch.cuda, getattr(torch, "accelerator", None)
     cuda0 = torch.device("cuda", SIMULATED_DEVICE_INDEX)
     return [
         (cuda, "is_available", _query("torch.cuda.is_available", True)),
@@ -273,6 +273,8 @@ def push_world() -> None:
     with _patch_lock:
         if _patch_depth == 0:
             for owner, attr, value in _simulated_world() + _dataloader_patches():
+                if owner is None or attr not in owner.__dict__:
+                    continue  # an older torch without it (torch.accelerator is 2.6+)
                 _originals.append((owner, attr, owner.__dict__[attr]))
                 setattr(owner, attr, value)
         _patch_depth += 1

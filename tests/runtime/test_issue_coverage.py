@@ -261,3 +261,11 @@ def test_pin_memory_that_evaluated_false_says_so() -> None:
         ids.to("cuda", non_blocking=True)
     [v] = report.violations
     assert v.code == PIN001 and "evaluated to False at run time" in v.message
+
+
+def test_copy_into_a_size_one_dimension_is_not_staged() -> None:
+    with watch(simulate="fake") as report:
+        pinned = torch.ones(8, pin_memory=True)
+        torch.empty(1, 8, device="cuda").copy_(pinned, non_blocking=True)
+        torch.empty(4, 8, device="cuda").copy_(pinned, non_blocking=True)
+    assert [t.kind for t in report.transfers] == ["pinned-non-blocking", "pinned-but-staged"]

@@ -287,3 +287,24 @@ def test_fixture_and_import_time_pinned_buffers_are_pinned(project: pytest.Pytes
     # With the default (auto), fixtures are still set up in the simulated world.
     result = run(project, "-k", "fixture_buffer")
     result.assert_outcomes(passed=1)
+
+
+def test_summary_warns_about_blind_spots(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        test_blind="""
+        import contextlib
+        import torch
+
+        def test_blind(pinlint_watch):
+            x = torch.ones(4, pin_memory=True)
+            x.to("cuda", non_blocking=True)
+            with contextlib.suppress(Exception):
+                torch.ops.aten._copy_from(x, torch.empty(4, device="cuda"), True)
+            assert len(pinlint_watch.transfers) == 1
+        """
+    )
+    result = run(project)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        ["pinlint runtime: warning: 1 torch copy call(s) could not be classified (aten._copy_from*"]
+    )
