@@ -33,15 +33,15 @@ def test_compiled_region_is_not_intercepted(fullgraph: bool, simulate: str | Non
     compiled = torch.compile(_compiled_body, fullgraph=fullgraph, backend="eager")
     with watch(simulate=simulate) as report:  # type: ignore[arg-type]
         out = compiled(torch.ones(4))
-        src = torch.ones(4)
-        src.to("cuda", non_blocking=True) if simulate else None
+        compiled_transfers = report.total
+        # An eager copy after it is still recorded: the watch is live. Without simulation the
+        # CPU-only build then fails the copy itself; the watch has recorded it first.
+        with contextlib.suppress(AssertionError, RuntimeError):
+            torch.ones(4).to("cuda", non_blocking=True)
     if simulate is None:
         assert float(out) == 12.0
-        assert report.total == 0  # the compiled region recorded nothing
-    else:
-        assert (
-            report.total == 1 and report.transfers[0].api == "Tensor.to"
-        )  # eager copies still are
+    assert compiled_transfers == 0  # the compiled region recorded nothing
+    assert report.total == 1 and report.transfers[0].api == "Tensor.to"
     assert not report.unclassified
 
 
