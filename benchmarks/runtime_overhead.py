@@ -5,9 +5,11 @@
 Measures, with tiny CPU tensors (so torch's own work is small and the overhead shows; the worst
 case per call):
 
-* passthrough: torch calls the watch does not handle (``x + 1``, a dtype cast, ``sum``) cost the
-  TorchFunctionMode dispatch plus one dict lookup;
-* factory: ``torch.zeros`` under a watch records a birth site (frame walk + weak storage ref);
+* small ops: torch calls the watch does not handle (``x + 1``, a dtype cast, ``sum``), bare, under a
+  real-mode watch (the TorchFunctionMode dispatch plus one dict lookup) and under
+  ``simulate="fake"`` (where FakeTensorMode also runs every op on fake tensors);
+* factory: ``torch.zeros`` under a watch records a birth site (frame walk + weak storage ref), in
+  real and simulated mode;
 * real-mode bookkeeping: ``Session._record`` on a real CPU tensor, what a GPU run adds per
   H2D copy on top of the passthrough (the copy itself cannot run here);
 * recorded transfer: a ``.to(device, non_blocking=True)`` H2D copy that the watch parses,
@@ -31,12 +33,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import torch  # noqa: E402
+import torch
 
-from pinlint.runtime import watch  # noqa: E402
+from pinlint.runtime import watch
 
 
-def per_call_us(body: Callable[[int], None], ctx: Callable[[], contextlib.AbstractContextManager[object]], n: int, calls: int, reps: int) -> float:
+def per_call_us(
+    body: Callable[[int], None],
+    ctx: Callable[[], contextlib.AbstractContextManager[object]],
+    n: int,
+    calls: int,
+    reps: int,
+) -> float:
     times = []
     for _ in range(reps):
         with ctx():
@@ -89,25 +97,28 @@ def main() -> None:
             h2d(200)
 
     results: dict[str, float] = {}
+    fake_watch = lambda: watch(simulate="fake", max_records=10 * n)
+    # Real mode (what a GPU run pays) and simulated mode side by side, on the same small ops.
     base = per_call_us(passthrough, contextlib.nullcontext, n, 3, reps)
-    watched = per_call_us(passthrough, watch, n, 3, reps)
-    results["baseline torch call (us)"] = base
-    results["passthrough under watch (us)"] = watched
-    results["passthrough overhead (us)"] = watched - base
+    results["small op: bare (us)"] = base
+    results["small op: watch() (us)"] = per_call_us(passthrough, watch, n, 3, reps)
+    results["small op: watch(simulate='fake') (us)"] = per_call_us(
+        passthrough, fake_watch, n, 3, reps
+    )
     f_base = per_call_us(factories, contextlib.nullcontext, n, 1, reps)
-    f_watched = per_call_us(factories, watch, n, 1, reps)
-    results["factory baseline (us)"] = f_base
-    results["factory under watch, birth recorded (us)"] = f_watched
-    results["factory overhead (us)"] = f_watched - f_base
+    results["factory: bare (us)"] = f_base
+    results["factory: watch(), birth recorded (us)"] = per_call_us(factories, watch, n, 1, reps)
+    results["factory: watch(simulate='fake'), birth recorded (us)"] = per_call_us(
+        factories, fake_watch, n, 1, reps
+    )
     bare = per_call_us(h2d_bare, lambda: fake_mode, n, 1, reps)
-    recorded = per_call_us(h2d, lambda: watch(simulate="fake", max_records=10 * n), n, 1, reps)
+    recorded = per_call_us(h2d, fake_watch, n, 1, reps)
     results["simulated H2D copy alone (us)"] = bare
     results["recorded H2D transfer under watch(simulate='fake') (us)"] = recorded
-    results["recorded transfer overhead (us)"] = recorded - bare
+    results["recorded transfer overhead, simulated (us)"] = recorded - bare
 
-    # Real mode (what a GPU run pays per transfer): the watch's bookkeeping for one H2D copy, i.e.
-    # argument parsing aside, Session._record on a real CPU source. Measured directly because the
-    # copy itself cannot run on a CPU-only build.
+    # Real mode per transfer: the watch's bookkeeping for one H2D copy (Session._record on a real
+    # CPU source). Measured directly because the copy itself cannot run on a CPU-only build.
     from pinlint.runtime._engine import Session
     from pinlint.runtime.model import Report
 
@@ -119,7 +130,19 @@ def main() -> None:
         for _ in range(k):
             session._record("Tensor.to", real_src, target, True, same_dtype=True)
 
-    results["real-mode bookkeeping per recorded transfer (us)"] = per_call_us(record_real, contextlib.nullcontext, n, 1, reps)
+    results["real-mode bookkeeping per recorded transfer (us)"] = per_call_us(
+        record_real, contextlib.nullcontext, n, 1, reps
+    )
+    results["small op: real-mode slowdown (x)"] = results["small op: watch() (us)"] / base
+    results["small op: simulated slowdown (x)"] = (
+        results["small op: watch(simulate='fake') (us)"] / base
+    )
+    results["factory: real-mode slowdown (x)"] = (
+        results["factory: watch(), birth recorded (us)"] / f_base
+    )
+    results["factory: simulated slowdown (x)"] = (
+        results["factory: watch(simulate='fake'), birth recorded (us)"] / f_base
+    )
 
     meta = {
         "python": platform.python_version(),
@@ -128,7 +151,9 @@ def main() -> None:
         "n": n,
         "reps": reps,
     }
-    print(f"pinlint.runtime overhead  (python {meta['python']}, torch {meta['torch']}, {meta['cpus']} CPUs, best of {reps} x {n})")
+    print(
+        f"pinlint.runtime overhead  (python {meta['python']}, torch {meta['torch']}, {meta['cpus']} CPUs, best of {reps} x {n})"
+    )
     for name, value in results.items():
         print(f"  {name:58s} {value:8.2f}")
     if args.json:

@@ -25,7 +25,7 @@ from pinlint.runtime.model import (
     Violation,
 )
 from pinlint.runtime.sites import Site
-from pinlint.runtime.watch import watch
+from pinlint.runtime.watch import simulated_cuda, watch
 
 __all__ = [
     "ASYNC",
@@ -41,5 +41,6 @@ __all__ = [
     "Site",
     "Transfer",
     "Violation",
+    "simulated_cuda",
     "watch",
 ]

@@ -2,7 +2,8 @@
 factories before the C++ binding runs (so it also works on CPU-only builds, where the binding
 fails in lazy CUDA init). Imported only when a watch starts: this module imports torch.
 
-TorchFunctionMode is thread-local: a session sees the thread that entered it, nothing else.
+TorchFunctionMode is thread-local: a session sees the thread that entered it, and with
+``watch(threads="all")`` the threads started while it is active (see watch.py).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from pinlint import torch_api
-from pinlint.runtime import layout
+from pinlint.runtime import layout, simulate
 from pinlint.runtime.model import Birth, PageableNonBlockingCopy, Report, Transfer, Violation
 from pinlint.runtime.simulate import Simulation, StorageMap, simulated_device
 from pinlint.runtime.sites import SiteFinder
@@ -27,8 +28,67 @@ _COPY = _TB.copy_
 _PIN = _TB.pin_memory
 _IS_PINNED = _TB.is_pinned
 _parse_to = torch._C._nn._parse_to
-_aten_to_copy = torch.ops.aten._to_copy.default
-_aten_copy = torch.ops.aten.copy_.default
+_TYPE = _TB.type
+_aten = torch.ops.aten
+_aten_to_copy = _aten._to_copy.default
+_aten_copy = _aten.copy_.default
+_FOREACH_COPY = torch._foreach_copy_
+_is_compiling = torch.compiler.is_compiling
+_get_dispatch_mode = torch._C._get_dispatch_mode
+_FAKE_KEY = torch._C._TorchDispatchModeKey.FAKE
+
+
+def _on_cuda(device: Any) -> bool:
+    return device is not None and str(device).startswith("cuda")
+
+
+#: How each intercepted copy entry point is named in transfers.
+_API = {
+    _COPY: "Tensor.copy_",
+    _aten_copy: "aten.copy_",
+    _aten.copy_: "aten.copy_",
+    _aten_to_copy: "aten._to_copy",
+    _aten._to_copy: "aten._to_copy",
+}
+
+
+def _opaque_copy_ops() -> dict[Any, str]:
+    """aten ops that can move host data to a device but that the watch does not classify: when one
+    of them meets a CPU tensor and a device target it is counted as a blind spot, never ignored."""
+    ops: dict[Any, str] = {}
+    for name in (
+        "_copy_from",
+        "_copy_from_and_resize",
+        "copy",
+        "to",
+        "_foreach_copy",
+        "_foreach_copy_",
+        "index_put_",
+        "lift_fresh_copy",
+    ):
+        packet = getattr(_aten, name, None)
+        if packet is None:
+            continue
+        ops[packet] = f"aten.{name}"
+        for overload in packet.overloads():
+            ops[getattr(packet, overload)] = f"aten.{name}.{overload}"
+    return ops
+
+
+_OPAQUE = _opaque_copy_ops()
+#: ``Tensor.type("torch.cuda.FloatTensor")``: the legacy type names and their dtypes.
+_LEGACY_TYPES = {
+    "FloatTensor": torch.float32,
+    "DoubleTensor": torch.float64,
+    "HalfTensor": torch.float16,
+    "BFloat16Tensor": torch.bfloat16,
+    "ByteTensor": torch.uint8,
+    "CharTensor": torch.int8,
+    "ShortTensor": torch.int16,
+    "IntTensor": torch.int32,
+    "LongTensor": torch.int64,
+    "BoolTensor": torch.bool,
+}
 _Tensor = torch.Tensor
 _ACCELERATORS = frozenset(torch_api.ACCELERATOR_DEVICE_PREFIXES)
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
@@ -89,8 +149,14 @@ class Session:
         handlers: dict[Any, Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]] = {
             _TO: self._on_to,
             _CUDA: self._on_cuda,
-            _COPY: self._on_copy,
+            _TYPE: self._on_type,
+            _FOREACH_COPY: self._on_foreach_copy,
         }
+        for fn in _OPAQUE:
+            handlers[fn] = self._on_opaque
+        for fn in _API:
+            handlers[fn] = self._on_copy
+        handlers[_aten_to_copy] = handlers[_aten._to_copy] = self._on_to_copy
         for fn in _FACTORIES:
             handlers[fn] = self._on_factory
         if simulation is not None:
@@ -117,6 +183,27 @@ class Session:
         dst: torch.Tensor | None = None,
     ) -> None:
         __tracebackhide__ = True  # pytest: a strict failure points at the user's line, not here
+        try:
+            transfer = self._transfer(
+                api, src, device, non_blocking, same_dtype, preserve_format, dst
+            )
+        except Exception as exc:  # noqa: BLE001 - never turn a working copy into a crash: count it
+            self.report.add_unclassified(f"{api} ({type(exc).__name__}: {exc})"[:200])
+            return
+        violation = self.report.add(transfer)
+        if violation is not None and self.strict:
+            raise PageableNonBlockingCopy(_strict_message(violation), [violation])
+
+    def _transfer(
+        self,
+        api: str,
+        src: torch.Tensor,
+        device: torch.device,
+        non_blocking: bool,
+        same_dtype: bool,
+        preserve_format: bool,
+        dst: torch.Tensor | None,
+    ) -> Transfer:
         site, via = self.sites.find()
         pinned = self._pinned(src)
         sizes, strides = tuple(src.shape), src.stride()
@@ -124,11 +211,15 @@ class Session:
         staged = False
         if pinned and non_blocking and self.check_contiguous and src.numel() > 0:
             if dst is None:
-                staged = layout.to_stages_through_pageable(sizes, strides, same_dtype, preserve_format)
+                staged = layout.to_stages_through_pageable(
+                    sizes, strides, same_dtype, preserve_format
+                )
             else:
-                staged = layout.copy_stages_through_pageable(sizes, strides, tuple(dst.shape), dst.stride(), same_dtype)
+                staged = layout.copy_stages_through_pageable(
+                    sizes, strides, tuple(dst.shape), dst.stride(), same_dtype
+                )
         numel = dst.numel() if dst is not None else src.numel()
-        transfer = Transfer(
+        return Transfer(
             api=api,
             site=site,
             device=str(simulated_device(device) if self.sim is not None else device),
@@ -142,9 +233,6 @@ class Session:
             via=via,
             simulated=self.sim is not None,
         )
-        violation = self.report.add(transfer)
-        if violation is not None and self.strict:
-            raise PageableNonBlockingCopy(_strict_message(violation), [violation])
 
     # -- handlers: each gets (func, args, kwargs) and returns what func would -----------------------
     def _on_to(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -160,9 +248,18 @@ class Session:
         if src_type == "cpu":
             same_dtype = dtype is None or dtype == src.dtype
             preserve = memory_format is None or memory_format == _PRESERVE
-            self._record("Tensor.to", src, device, non_blocking, same_dtype=same_dtype, preserve_format=preserve)
+            self._record(
+                "Tensor.to",
+                src,
+                device,
+                non_blocking,
+                same_dtype=same_dtype,
+                preserve_format=preserve,
+            )
         if self.sim is not None and device.type == "cuda":
-            return self._sim_to(src, device, dtype, non_blocking, memory_format, bool(kwargs.get("copy", False)))
+            return self._sim_to(
+                src, device, dtype, non_blocking, memory_format, bool(kwargs.get("copy", False))
+            )
         return func(*args, **kwargs)
 
     def _on_cuda(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -185,7 +282,14 @@ class Session:
             return func(*args, **kwargs)
         if src.device.type == "cpu":
             preserve = memory_format is None or memory_format == _PRESERVE
-            self._record("Tensor.cuda", src, device, bool(non_blocking), same_dtype=True, preserve_format=preserve)
+            self._record(
+                "Tensor.cuda",
+                src,
+                device,
+                bool(non_blocking),
+                same_dtype=True,
+                preserve_format=preserve,
+            )
         if self.sim is not None:
             return self._sim_to(src, device, None, bool(non_blocking), memory_format, False)
         return func(*args, **kwargs)
@@ -200,16 +304,130 @@ class Session:
         if dst_type not in _ACCELERATORS:
             return func(*args, **kwargs)
         if src.device.type == "cpu":
-            self._record("Tensor.copy_", src, dst.device, non_blocking, same_dtype=src.dtype == dst.dtype, dst=dst)
+            self._record(
+                _API[func],
+                src,
+                dst.device,
+                non_blocking,
+                same_dtype=src.dtype == dst.dtype,
+                dst=dst,
+            )
         if self.sim is not None and dst_type == "cuda":
-            with torch.no_grad():  # see simulate.py: autograd on fake CUDA tensors aborts the process
+            with (
+                torch.no_grad()
+            ):  # see simulate.py: autograd on fake CUDA tensors aborts the process
                 return _aten_copy(self.sim.fake(dst), self.sim.fake(src), non_blocking)
+        return func(*args, **kwargs)
+
+    def _on_to_copy(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """``torch.ops.aten._to_copy(src, device=..., non_blocking=...)`` called directly."""
+        __tracebackhide__ = True
+        src = args[0] if args else None
+        raw = kwargs.get("device")
+        if not isinstance(src, _Tensor) or raw is None:
+            return func(*args, **kwargs)
+        device = torch.device("cuda", raw) if type(raw) is int else torch.device(raw)
+        if device.type not in _ACCELERATORS:
+            return func(*args, **kwargs)
+        non_blocking = bool(kwargs.get("non_blocking", False))
+        if src.device.type == "cpu":
+            dtype, fmt = kwargs.get("dtype"), kwargs.get("memory_format")
+            self._record(
+                _API[func],
+                src,
+                device,
+                non_blocking,
+                same_dtype=dtype is None or dtype == src.dtype,
+                preserve_format=fmt is None or fmt == _PRESERVE,
+            )
+        if self.sim is not None and device.type == "cuda":
+            with torch.no_grad():
+                return _aten_to_copy(
+                    self.sim.fake(src), *args[1:], **{**kwargs, "device": simulated_device(device)}
+                )
+        return func(*args, **kwargs)
+
+    def _on_type(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """``src.type("torch.cuda.FloatTensor", non_blocking=True)``: an H2D copy with a cast."""
+        __tracebackhide__ = True
+        src = args[0] if args else None
+        target = args[1] if len(args) > 1 else kwargs.get("dtype")
+        name = (
+            target
+            if isinstance(target, str)
+            else f"{getattr(target, '__module__', '')}.{getattr(target, '__name__', '')}"
+        )
+        module, _, type_name = name.rpartition(".")
+        dtype = _LEGACY_TYPES.get(type_name)
+        if not isinstance(src, _Tensor) or module != "torch.cuda" or dtype is None:
+            return func(*args, **kwargs)
+        non_blocking = bool(args[2] if len(args) > 2 else kwargs.get("non_blocking", False))
+        device = torch.device("cuda")
+        if src.device.type == "cpu":
+            self._record("Tensor.type", src, device, non_blocking, same_dtype=dtype == src.dtype)
+        if self.sim is not None:
+            return self._sim_to(src, device, dtype, non_blocking, None, False)
+        return func(*args, **kwargs)
+
+    def _on_foreach_copy(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """``torch._foreach_copy_(dsts, srcs, non_blocking=...)``: one transfer per H2D pair."""
+        __tracebackhide__ = True
+        if len(args) < 2:
+            return func(*args, **kwargs)
+        dsts, srcs = list(args[0]), list(args[1])
+        non_blocking = bool(args[2] if len(args) > 2 else kwargs.get("non_blocking", False))
+        for dst, src in zip(dsts, srcs):
+            if (
+                isinstance(dst, _Tensor)
+                and isinstance(src, _Tensor)
+                and dst.device.type in _ACCELERATORS
+                and src.device.type == "cpu"
+            ):
+                self._record(
+                    "torch._foreach_copy_",
+                    src,
+                    dst.device,
+                    non_blocking,
+                    same_dtype=src.dtype == dst.dtype,
+                    dst=dst,
+                )
+        if self.sim is not None and any(
+            isinstance(d, _Tensor) and d.device.type == "cuda" for d in dsts
+        ):
+            with torch.no_grad():
+                for dst, src in zip(dsts, srcs):
+                    _aten_copy(self.sim.fake(dst), self.sim.fake(src), non_blocking)
+            return None
+        return func(*args, **kwargs)
+
+    def _on_opaque(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """An aten op that may copy host data to a device, which the watch cannot classify."""
+        host = device = False
+        for a in (*args, *kwargs.values()):
+            for t in a if isinstance(a, (list, tuple)) else (a,):
+                if isinstance(t, _Tensor):
+                    kind = t.device.type
+                    host = host or kind == "cpu"
+                    device = device or kind in _ACCELERATORS
+                elif isinstance(t, (str, torch.device)):
+                    device = device or str(t).partition(":")[0] in _ACCELERATORS
+        if host and device:
+            self.report.add_unclassified(_OPAQUE[func])
         return func(*args, **kwargs)
 
     def _on_factory(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         name, pinnable = _FACTORIES[func]
         if self.sim is not None and pinnable and kwargs.get("pin_memory"):
             out = self.sim.pinned_factory(func, args, kwargs)
+        elif (
+            self.sim is not None
+            and _get_dispatch_mode(_FAKE_KEY) is None
+            and _on_cuda(kwargs.get("device"))
+        ):
+            # A thread reached through threads="all" has no FakeTensorMode of its own: CUDA
+            # factories run under the simulation's, briefly (CPU tensors there stay real).
+            with self.sim.fake_mode:
+                out = func(*args, **kwargs)
         else:
             out = func(*args, **kwargs)
         if not isinstance(out, _Tensor):
@@ -222,16 +440,24 @@ class Session:
                     note = _is_array_like_data(args[0])
                 site, _via = self.sites.find()
                 if site is not None:
-                    self.births.add(out, Birth(name, site, pinnable and not note, note))
+                    pin_false = pinnable and "pin_memory" in kwargs and not kwargs["pin_memory"]
+                    self.births.add(out, Birth(name, site, pinnable and not note, note, pin_false))
         elif out_type in _ACCELERATORS and name in _DATA_TO_DEVICE and args:
             data = args[0]
             if not (isinstance(data, _Tensor) and data.device.type != "cpu"):
                 # torch.tensor(data, device="cuda"): a blocking pageable copy (PIN003's pattern)
                 site, _via = self.sites.find()
                 transfer = Transfer(
-                    api=name, site=site, device=str(out.device), non_blocking=False, pinned=False,
-                    contiguous=True, staged=False, nbytes=out.numel() * out.element_size(),
-                    dtype=str(out.dtype).replace("torch.", ""), simulated=self.sim is not None,
+                    api=name,
+                    site=site,
+                    device=str(out.device),
+                    non_blocking=False,
+                    pinned=False,
+                    contiguous=True,
+                    staged=False,
+                    nbytes=out.numel() * out.element_size(),
+                    dtype=str(out.dtype).replace("torch.", ""),
+                    simulated=self.sim is not None,
                 )
                 self.report.add(transfer)
         return out
@@ -279,7 +505,9 @@ class Session:
             return _aten_to_copy(self.sim.fake(src), **kw)
 
 
-def _parse_to_target(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, bool, Any] | None:
+def _parse_to_target(
+    args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[Any, Any, bool, Any] | None:
     """Normalise every ``Tensor.to`` spelling with the parser ``nn.Module.to`` uses.
 
     An int device needs an accelerator to resolve; on a CPU-only build it means ``cuda:<int>``.
@@ -290,7 +518,9 @@ def _parse_to_target(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any
         return None
     except RuntimeError:
         pass
-    args2 = tuple(torch.device("cuda", a) if i == 0 and type(a) is int else a for i, a in enumerate(args))
+    args2 = tuple(
+        torch.device("cuda", a) if i == 0 and type(a) is int else a for i, a in enumerate(args)
+    )
     kwargs2 = dict(kwargs)
     if type(kwargs2.get("device")) is int:
         kwargs2["device"] = torch.device("cuda", kwargs2["device"])
@@ -309,22 +539,64 @@ def _strict_message(v: Violation) -> str:
     birth = t.birth
     if birth is None:
         return f"{head} from pageable host memory [{v.code}]: the source was not created by a known factory inside the watch"
+    if birth.pinnable and birth.pin_memory_false:
+        return f"{head} from pageable host memory [{v.code}]: the source was built by `{birth.factory}` at {birth.site} with a pin_memory= that evaluated to False at run time; make it true there"
     if birth.pinnable:
         return f"{head} from pageable host memory [{v.code}]: the source was built by `{birth.factory}` at {birth.site} without pin_memory=; pin it there"
     why = f" ({birth.note})" if birth.note else ""
     return f"{head} from pageable host memory [{v.code}]: the source was built by `{birth.factory}`{why} at {birth.site}, which cannot pin; stage it into a pinned buffer"
 
 
+class PinMode(TorchFunctionMode):
+    """Simulated pinning without a watch (``simulated_cuda()``): ``pin_memory=True`` factories,
+    ``.pin_memory()`` and ``.is_pinned()`` answer from the process-wide registry; tensors stay real
+    and nothing is recorded. For buffers made before a watch: fixtures, import time."""
+
+    def __torch_function__(
+        self,
+        func: Any,
+        types: Any,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        kwargs = kwargs or {}
+        if _is_compiling():
+            return func(*args, **kwargs)
+        src = args[0] if args else None
+        if func is _PIN and isinstance(src, _Tensor) and src.device.type == "cpu":
+            return simulate.pin_memory(src)
+        if func is _IS_PINNED and isinstance(src, _Tensor) and src.device.type == "cpu":
+            return simulate.is_pinned(src)
+        entry = _FACTORIES.get(func)
+        if entry is not None and entry[1] and kwargs.get("pin_memory"):
+            return simulate.pinned_factory(func, args, kwargs)
+        return func(*args, **kwargs)
+
+
 class _WatchMode(TorchFunctionMode):
     """Dispatches to a handler only for the few functions of interest; everything else passes
     through with one dict lookup (the hot path: every torch call in the block comes here)."""
 
-    def __init__(self, handlers: dict[Any, Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]]) -> None:
+    def __init__(
+        self, handlers: dict[Any, Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]]
+    ) -> None:
         super().__init__()
         self._handlers = handlers
+        #: False once the watch has ended: threads that entered it may outlive it (threads="all").
+        self.active = True
 
-    def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None) -> Any:
+    def __torch_function__(
+        self,
+        func: Any,
+        types: Any,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
         __tracebackhide__ = True
+        # Under torch.compile, Dynamo traces this method: pass through untouched, so the compiled
+        # region has no graph break and no recompile. Its copies are the compiler's business.
+        if _is_compiling() or not self.active:
+            return func(*args, **kwargs) if kwargs else func(*args)
         handler = self._handlers.get(func)
         if handler is None:
             if kwargs:

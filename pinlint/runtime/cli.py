@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import click
 
-from pinlint.runtime.model import PageableNonBlockingCopy, Report, diagnostic_to_json
+from pinlint.runtime.model import PageableNonBlockingCopy, Report
 
 EXIT_VIOLATIONS = 1
 EXIT_USAGE = 2
@@ -43,10 +43,16 @@ def parse_program(command: Sequence[str]) -> Program:
     """``python script.py ARGS`` / ``python -m mod ARGS`` / ``python -c CODE ARGS`` (the leading
     ``python`` is optional and may be any python executable)."""
     words = list(command)
-    if words and os.path.basename(words[0]).lower().startswith("python") and not words[0].endswith(".py"):
+    if (
+        words
+        and os.path.basename(words[0]).lower().startswith("python")
+        and not words[0].endswith(".py")
+    ):
         words = words[1:]
     if not words:
-        raise click.UsageError("nothing to run: give a command after --, e.g. pinlint trace -- python script.py")
+        raise click.UsageError(
+            "nothing to run: give a command after --, e.g. pinlint trace -- python script.py"
+        )
     first = words[0]
     if first == "-m":
         if len(words) < 2:
@@ -57,7 +63,9 @@ def parse_program(command: Sequence[str]) -> Program:
             raise click.UsageError("-c needs code")
         return Program("code", words[1], ("-c", *words[2:]))
     if first.startswith("-"):
-        raise click.UsageError(f"unsupported python option {first!r}: use `python script.py`, `-m module` or `-c code`")
+        raise click.UsageError(
+            f"unsupported python option {first!r}: use `python script.py`, `-m module` or `-c code`"
+        )
     if not os.path.isfile(first):
         raise click.UsageError(f"no such script: {first}")
     return Program("path", first, tuple(words))
@@ -88,12 +96,38 @@ def _run(program: Program) -> None:
         exec(code, {"__name__": "__main__", "__builtins__": __builtins__})  # noqa: S102 - the user's -c code
 
 
-def run_program(program: Program, strict: bool, simulate: str | None) -> tuple[Report, int]:
+#: What a CPU-only torch says when a program reaches for CUDA: the run needs ``--simulate-cuda``.
+_NO_CUDA_ERRORS = (
+    "Torch not compiled with CUDA enabled",
+    "Found no NVIDIA driver",
+    "No CUDA GPUs are available",
+)
+
+
+@dataclass
+class RunResult:
+    report: Report
+    status: int
+    #: The program died because this machine has no CUDA (see _NO_CUDA_ERRORS).
+    needed_cuda: bool = False
+
+
+def run_program(
+    program: Program, strict: bool, simulate: str | None, threads: str = "all"
+) -> tuple[Report, int]:
     """Run the program under a watch. Returns the report and the program's exit status."""
+    result = run_program_result(program, strict, simulate, threads)
+    return result.report, result.status
+
+
+def run_program_result(
+    program: Program, strict: bool, simulate: str | None, threads: str = "all"
+) -> RunResult:
     from pinlint.runtime.watch import watch
 
-    w = watch(strict=strict, simulate=simulate)  # type: ignore[arg-type]
+    w = watch(strict=strict, simulate=simulate, threads=threads)  # type: ignore[arg-type]
     status = 0
+    needed_cuda = False
     with _program_environment(program):
         if program.kind == "module":
             try:
@@ -109,11 +143,12 @@ def run_program(program: Program, strict: bool, simulate: str | None) -> tuple[R
             status = _exit_status(exc.code)
         except PageableNonBlockingCopy:
             status = 1  # strict mode stopped the program; the report says where
-        except BaseException:  # noqa: BLE001 - the program's own failure, reported like python does
+        except BaseException as exc:  # noqa: BLE001 - the program's own failure, reported like python does
             traceback.print_exc()
             status = 1
+            needed_cuda = any(m in str(exc) for m in _NO_CUDA_ERRORS)
     assert w.report is not None
-    return w.report, status
+    return RunResult(w.report, status, needed_cuda)
 
 
 def _exit_status(code: object) -> int:
@@ -134,23 +169,81 @@ def _render_full(report: Report) -> str:
         times = f" (x{count})" if count > 1 else ""
         lines.append(f"{path}:{d.location.row}:{d.location.column}: {d.code} {d.message}{times}")
         if v.copy_site is not None and v.copy_site != v.location:
-            lines.append(f"    copy at {os.path.relpath(v.copy_site.filename, cwd)}:{v.copy_site.row}")
-    mode = "simulated CUDA" if report.simulated else "real devices"
-    n = len(report.violations)
-    lines.append(
-        f"Found {n} violation{'s' if n != 1 else ''} in {report.total} H2D transfer{'s' if report.total != 1 else ''} ({mode})."
-        if n
-        else f"All checks passed: {report.total} H2D transfer{'s' if report.total != 1 else ''} observed ({mode})."
-    )
+            lines.append(
+                f"    copy at {os.path.relpath(v.copy_site.filename, cwd)}:{v.copy_site.row}"
+            )
+    lines.append(closing_line(report))
     return "\n".join(lines)
 
 
-@click.command("trace", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+def closing_line(report: Report) -> str:
+    """The verdict. "All checks passed" only when copies were seen and none was a blind spot."""
+    mode = "simulated CUDA" if report.simulated else "real devices"
+    n = len(report.violations)
+    transfers = f"{report.total} H2D transfer{'s' if report.total != 1 else ''}"
+    if n:
+        return f"Found {n} violation{'s' if n != 1 else ''} in {transfers} ({mode})."
+    blind = sum(report.unclassified.values())
+    if blind:
+        return (
+            f"No violation in {transfers} ({mode}), but {blind} torch copy call(s) could not be classified: "
+            "this run proves nothing about them."
+        )
+    if report.total == 0:
+        return f"No H2D transfer observed ({mode}): nothing was checked."
+    return f"All checks passed: {transfers} observed ({mode})."
+
+
+#: ``pinlint check``'s formats; ``full`` keeps the runtime's own layout (with the copy sites).
+TRACE_FORMATS = ("full", "concise", "json", "json-lines", "github", "sarif", "gitlab", "junit")
+
+
+def render_report(report: Report, fmt: str, root: str | None = None) -> str:
+    """Runtime findings through the formatters ``pinlint check`` uses (pinlint/report/)."""
+    if fmt == "full":
+        return _render_full(report)
+    import importlib
+    from pathlib import Path
+
+    from pinlint import __version__
+    from pinlint.report import ReportContext
+
+    diagnostics = report.diagnostics()
+    base = Path(root or os.getcwd())
+    if fmt == "concise":
+        from pinlint.report.human import render_concise
+
+        return render_concise(diagnostics, base)
+    ctx = ReportContext(root=base, version=__version__, selected_codes=("PIN001", "PIN002"))
+    module = importlib.import_module(
+        f"pinlint.report.{'json_format' if fmt == 'json' else fmt.replace('-', '_')}"
+    )
+    return str(module.render(diagnostics, ctx)).rstrip("\n")
+
+
+@click.command(
+    "trace", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False}
+)
 @click.option("--strict", is_flag=True, help="Stop the program at the first violation.")
-@click.option("--simulate-cuda", is_flag=True, help="Run CUDA-targeted code on a CPU-only machine (FakeTensorMode; values are not computed).")
-@click.option("--output-format", type=click.Choice(["full", "json"]), default="full", show_default=True)
+@click.option(
+    "--simulate-cuda",
+    is_flag=True,
+    help="Run CUDA-targeted code on a CPU-only machine (FakeTensorMode; values are not computed).",
+)
+@click.option(
+    "--output-format", type=click.Choice(TRACE_FORMATS), default="full", show_default=True
+)
+@click.option(
+    "--threads",
+    type=click.Choice(["all", "current"]),
+    default="all",
+    show_default=True,
+    help="all: also watch threads the program starts; current: only the main thread.",
+)
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
-def trace_command(strict: bool, simulate_cuda: bool, output_format: str, command: tuple[str, ...]) -> None:
+def trace_command(
+    strict: bool, simulate_cuda: bool, output_format: str, threads: str, command: tuple[str, ...]
+) -> None:
     """Run a Python program under pinlint.runtime.watch and report its non_blocking H2D copies from
     pageable memory: pinlint trace [OPTIONS] -- python script.py ARGS (or -- python -m module ARGS)."""
     program = parse_program(command)
@@ -161,17 +254,29 @@ def trace_command(strict: bool, simulate_cuda: bool, output_format: str, command
     except ImportError as exc:
         raise click.UsageError(str(exc)) from exc
     simulate = "fake" if simulate_cuda else None
-    if output_format == "json":
-        # stdout carries only the JSON document: the program's prints go to stderr.
-        with contextlib.redirect_stdout(sys.stderr):
-            report, status = run_program(program, strict, simulate)
-        import json
-
-        click.echo(json.dumps([diagnostic_to_json(d) for d in report.diagnostics()], indent=2))
+    if output_format == "full":
+        result = run_program_result(program, strict, simulate, threads)
     else:
-        report, status = run_program(program, strict, simulate)
-        click.echo(_render_full(report))
-    if report.total == 0:
+        # stdout carries only the report: the program's prints go to stderr.
+        with contextlib.redirect_stdout(sys.stderr):
+            result = run_program_result(program, strict, simulate, threads)
+    report, status = result.report, result.status
+    text = render_report(report, output_format)
+    if text:
+        click.echo(text)
+    click.echo(f"pinlint trace: {report.observed()}", err=True)
+    if report.unclassified:
+        click.echo(
+            "pinlint trace: warning: some torch copies went through entry points the watch cannot classify; "
+            "check them with `pinlint probe --run` on a GPU",
+            err=True,
+        )
+    if result.needed_cuda and not simulate_cuda:
+        click.echo(
+            "pinlint trace: hint: the program needs CUDA and this machine has none; rerun with --simulate-cuda",
+            err=True,
+        )
+    elif report.total == 0:
         hint = "" if simulate_cuda else " (on a machine without CUDA, add --simulate-cuda)"
         click.echo(f"pinlint trace: warning: no H2D transfer was observed{hint}", err=True)
     click.echo(f"pinlint trace: program exited with status {status}", err=True)
@@ -180,8 +285,18 @@ def trace_command(strict: bool, simulate_cuda: bool, output_format: str, command
 
 
 @click.command("probe")
-@click.option("--run", "run_spec", metavar="PKG.MOD:FN", help="Check that every H2D memcpy of FN() is from pinned memory.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the results as JSON (chrome traces beside it).")
+@click.option(
+    "--run",
+    "run_spec",
+    metavar="PKG.MOD:FN",
+    help="Check that every H2D memcpy of FN() is from pinned memory.",
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False),
+    help="Write the results as JSON (chrome traces beside it).",
+)
 @click.option("--quick", is_flag=True, help="Fewer sizes and repetitions.")
 def probe_command(run_spec: str | None, json_path: str | None, quick: bool) -> None:
     """On a CUDA machine, prove that pageable non_blocking copies block and pinned ones do not, by

@@ -2,7 +2,7 @@
 
 Pure functions on sizes and strides (no torch), so the model is unit-tested on its own.
 
-Model, read from ``aten/src/ATen/native/cuda/Copy.cu`` (research/runtime.md §1.1; NOT yet
+Model, read from ``aten/src/ATen/native/cuda/Copy.cu`` (NOT yet
 confirmed on a GPU: ``pinlint probe`` checks it against the profiler's memcpy kinds):
 
 * ``copy_kernel_cuda`` memcpys straight from the source when the dtypes match and the
@@ -75,6 +75,14 @@ def copy_stages_through_pageable(
         and is_non_overlapping_and_dense(src_sizes, src_strides)
     ):
         return False  # TensorIterator is contiguous: direct memcpy from the pinned source
-    # Temporaries: src.expand_as(dst).contiguous() is the source itself only when no broadcast
-    # happens and the source is contiguous.
-    return not (same_shape and is_contiguous(src_sizes, src_strides))
+    # Temporaries: src.expand_as(dst).contiguous() is the source itself only when the expansion adds
+    # nothing but size-1 dimensions (same element count: (N,) into (1, N) is no broadcast) and the
+    # source is contiguous.
+    return not (_numel(src_sizes) == _numel(dst_sizes) and is_contiguous(src_sizes, src_strides))
+
+
+def _numel(sizes: Sequence[int]) -> int:
+    n = 1
+    for size in sizes:
+        n *= size
+    return n

@@ -15,7 +15,9 @@ from pinlint.runtime.sites import Site
 BLOCKING = "blocking"  #: non_blocking=False: synchronous by request; not a violation
 ASYNC = "pinned-non-blocking"  #: what the code means: pinned source, non_blocking=True
 PAGEABLE = "pageable-non-blocking"  #: violation: non_blocking=True from pageable memory
-STAGED = "pinned-but-staged"  #: violation: pinned, but a layout that copies through a pageable temporary
+STAGED = (
+    "pinned-but-staged"  #: violation: pinned, but a layout that copies through a pageable temporary
+)
 VIOLATION_KINDS = frozenset({PAGEABLE, STAGED})
 
 PIN001 = "PIN001"
@@ -60,6 +62,8 @@ class Birth:
     pinnable: bool
     #: Why a factory that accepts ``pin_memory=`` cannot be pinned here (numpy or tensor data).
     note: str = ""
+    #: The call passed ``pin_memory=`` and it evaluated False at run time (a helper said no).
+    pin_memory_false: bool = False
 
 
 @dataclass(frozen=True)
@@ -112,7 +116,13 @@ class Transfer:
             "dtype": self.dtype,
             "birth": None
             if self.birth is None
-            else {"factory": self.birth.factory, "site": _site_dict(self.birth.site), "pinnable": self.birth.pinnable, "note": self.birth.note},
+            else {
+                "factory": self.birth.factory,
+                "site": _site_dict(self.birth.site),
+                "pinnable": self.birth.pinnable,
+                "note": self.birth.note,
+                "pin_memory_false": self.birth.pin_memory_false,
+            },
             "simulated": self.simulated,
         }
 
@@ -120,8 +130,15 @@ class Transfer:
 def _site_dict(site: Site | None) -> dict[str, Any] | None:
     if site is None:
         return None
-    row, col, end_row, end_col = site.span
-    return {"filename": site.filename, "row": site.row, "column": col, "end_row": end_row, "end_column": end_col, "function": site.function}
+    _row, col, end_row, end_col = site.span
+    return {
+        "filename": site.filename,
+        "row": site.row,
+        "column": col,
+        "end_row": end_row,
+        "end_column": end_col,
+        "function": site.function,
+    }
 
 
 @dataclass(frozen=True)
@@ -184,6 +201,13 @@ def classify(transfer: Transfer) -> Violation | None:
             f"stages through a pageable temporary; copy a contiguous pinned buffer instead"
         )
         return Violation(PIN002, kind, copy_site, message, transfer)
+    if birth is not None and birth.pinnable and birth.pin_memory_false:
+        message = (
+            f"`{birth.factory}` result reaches a non_blocking H2D copy from pageable memory ({copy}, "
+            f"{transfer.nbytes} B to {transfer.device}); its `pin_memory=` argument evaluated to False at run time: "
+            f"make it true wherever the copy is non_blocking (on a machine without CUDA, simulate it: --simulate-cuda)"
+        )
+        return Violation(PIN001, kind, birth.site, message, transfer)
     if birth is not None and birth.pinnable:
         message = (
             f"`{birth.factory}` result reaches a non_blocking H2D copy from pageable memory ({copy}, "
@@ -216,6 +240,25 @@ class Report:
     dropped: int = 0
     max_records: int = 100_000
     total: int = 0
+    #: Torch copies the watch saw but could not classify (blind spots), by entry point.
+    unclassified: Counter[str] = field(default_factory=Counter)
+
+    def add_unclassified(self, what: str) -> None:
+        self.unclassified[what] += 1
+
+    def by_api(self) -> dict[str, int]:
+        """How many kept transfers each entry point made (``nn.Module.to`` counted as such)."""
+        return dict(Counter(t.via or t.api for t in self.transfers))
+
+    def observed(self) -> str:
+        """One line: what was seen, by entry point, and the blind spots hit."""
+        apis = ", ".join(f"{api} x{n}" for api, n in sorted(self.by_api().items()))
+        line = f"observed {self.total} H2D transfer(s)" + (f" ({apis})" if apis else "")
+        blind = sum(self.unclassified.values())
+        if blind:
+            kinds = ", ".join(f"{k} x{n}" for k, n in sorted(self.unclassified.items()))
+            line += f"; {blind} torch copy call(s) could not be classified ({kinds})"
+        return line
 
     def add(self, transfer: Transfer) -> Violation | None:
         self.total += 1
@@ -252,7 +295,11 @@ class Report:
 
     def summary(self) -> str:
         mode = " (simulated CUDA)" if self.simulated else ""
-        lines = [f"pinlint.runtime: {self.total} H2D transfer(s){mode}, {len(self.violations)} violation(s)"]
+        lines = [
+            f"pinlint.runtime: {self.total} H2D transfer(s){mode}, {len(self.violations)} violation(s)"
+        ]
+        if self.unclassified:
+            lines.append(f"  warning: {self.observed()}")
         for v, count in self.grouped():
             times = f" [x{count}]" if count > 1 else ""
             lines.append(f"  {v}{times}")
@@ -267,9 +314,16 @@ class Report:
             "simulated": self.simulated,
             "total_transfers": self.total,
             "dropped": self.dropped,
+            "by_api": self.by_api(),
+            "unclassified": dict(self.unclassified),
             "transfers": [t.to_dict() for t in self.transfers],
             "violations": [
-                {**diagnostic_to_json(v.to_diagnostic()), "kind": v.kind, "copy_site": _site_dict(v.copy_site), "count": n}
+                {
+                    **diagnostic_to_json(v.to_diagnostic()),
+                    "kind": v.kind,
+                    "copy_site": _site_dict(v.copy_site),
+                    "count": n,
+                }
                 for v, n in self.grouped()
             ],
         }

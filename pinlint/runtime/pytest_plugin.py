@@ -16,13 +16,16 @@ neither torch nor the watch engine at import time, and does nothing unless used:
   fake on machines without CUDA, real otherwise) unless their marker says otherwise.
 * A terminal summary lists violations by call site whenever a watched test saw one.
 
-Only the test's call phase is watched (not fixtures' setup/teardown), on the main thread.
+Only the test's call phase is watched, on the main thread. Fixtures of a simulated test are set up
+in the simulated CUDA world (``simulated_cuda()``: real tensors, simulated pinning), so buffers they
+pin are known as pinned; with ``--pinlint-simulate=fake`` test modules are imported in it too.
 """
 
 from __future__ import annotations
 
 import os
 import warnings
+from collections import Counter
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,6 +52,10 @@ class _State:
     watched: int = 0
     findings: list[tuple[str, Violation]] = field(default_factory=list)
     transfers: int = 0
+    #: Torch copies the watches could not classify (blind spots), by entry point.
+    unclassified: Counter[str] = field(default_factory=Counter)
+    #: ``--pinlint-simulate=fake`` given: modules are imported under simulated CUDA too.
+    explicit_fake: bool = False
 
 
 _STATE = pytest.StashKey[_State]()
@@ -56,7 +63,9 @@ _PLAN = pytest.StashKey[_Plan]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("pinlint", "pinlint runtime companion (non_blocking H2D copies from pageable memory)")
+    group = parser.getgroup(
+        "pinlint", "pinlint runtime companion (non_blocking H2D copies from pageable memory)"
+    )
     group.addoption(
         "--pinlint-runtime",
         choices=_MODES,
@@ -89,7 +98,7 @@ def pytest_configure(config: pytest.Config) -> None:
             require_torch()
         except MissingTorchError as exc:
             raise pytest.UsageError(f"--pinlint-runtime={mode}: {exc}") from exc
-    config.stash[_STATE] = _State(mode=mode, simulate=simulate)
+    config.stash[_STATE] = _State(mode=mode, simulate=simulate, explicit_fake=simulate == "fake")
 
 
 def _plan_for(item: pytest.Item, opted_in: bool) -> _Plan | None:
@@ -99,8 +108,12 @@ def _plan_for(item: pytest.Item, opted_in: bool) -> _Plan | None:
     state = item.config.stash[_STATE]
     marker = item.get_closest_marker("pinlint")
     if marker is not None and marker.args:
-        raise pytest.UsageError(f"{item.nodeid}: use keyword arguments: @pytest.mark.pinlint(strict=..., simulate=...)")
-    opted_in = opted_in or marker is not None or "pinlint_watch" in getattr(item, "fixturenames", ())
+        raise pytest.UsageError(
+            f"{item.nodeid}: use keyword arguments: @pytest.mark.pinlint(strict=..., simulate=...)"
+        )
+    opted_in = (
+        opted_in or marker is not None or "pinlint_watch" in getattr(item, "fixturenames", ())
+    )
     if not opted_in and state.mode == "off":
         return None
     kwargs = marker.kwargs if marker is not None else {}
@@ -125,6 +138,45 @@ def pinlint_watch(request: pytest.FixtureRequest) -> Report:
     return plan.report
 
 
+def _simulating(simulate: str | None) -> bool:
+    if simulate == "fake":
+        return True
+    if simulate != "auto":
+        return False
+    from pinlint.runtime.watch import resolve_simulate
+
+    return resolve_simulate("auto") == "fake"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, Any, Any]:
+    """With an explicit ``--pinlint-simulate=fake``, test modules are imported in the simulated
+    CUDA world, so module-level pinned buffers exist and are known as pinned."""
+    state = collector.config.stash.get(_STATE, None)
+    if state is None or not state.explicit_fake or not isinstance(collector, pytest.Module):
+        return (yield)
+    from pinlint.runtime.watch import simulated_cuda
+
+    with simulated_cuda():
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, Any, Any]:
+    """Fixtures of a simulated test run in the simulated CUDA world (real tensors, simulated
+    pinning): a ``pin_memory=True`` buffer made there is pinned when the test body copies it."""
+    try:
+        plan = _plan_for(item, opted_in=False)
+    except pytest.UsageError:
+        plan = None  # reported by the call phase, as a failure of this test
+    if plan is None or not _simulating(plan.simulate):
+        return (yield)
+    from pinlint.runtime.watch import simulated_cuda
+
+    with simulated_cuda():
+        return (yield)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
     plan = _plan_for(item, opted_in=False)
@@ -140,6 +192,7 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
     finally:
         report = plan.report
         state.transfers += report.total
+        state.unclassified.update(report.unclassified)
         state.findings.extend((item.nodeid, v) for v in report.violations)
         if report.violations and state.mode == "warn" and not plan.strict:
             warnings.warn(PinlintRuntimeWarning(report.summary()), stacklevel=1)
@@ -150,8 +203,17 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if state is None or state.watched == 0:
         return
     tr = terminalreporter
+    if state.unclassified:
+        kinds = ", ".join(f"{k} x{n}" for k, n in sorted(state.unclassified.items()))
+        tr.write_line(
+            f"pinlint runtime: warning: {sum(state.unclassified.values())} torch copy call(s) "
+            f"could not be classified ({kinds}); they are not checked",
+            yellow=True,
+        )
     if not state.findings:
-        tr.write_line(f"pinlint runtime: {state.watched} watched test(s), {state.transfers} H2D transfer(s), no violation")
+        tr.write_line(
+            f"pinlint runtime: {state.watched} watched test(s), {state.transfers} H2D transfer(s), no violation"
+        )
         return
     tr.write_sep("=", "pinlint runtime: non_blocking H2D copies from pageable memory", yellow=True)
     groups: dict[tuple[str, str, int], tuple[Violation, int, set[str]]] = {}
@@ -164,9 +226,19 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             prev[2].add(nodeid)
             groups[key] = (prev[0], prev[1] + 1, prev[2])
     root = str(config.rootpath)
-    for (code, filename, row), (v, count, tests) in sorted(groups.items(), key=lambda kv: kv[0][1:] + (kv[0][0],)):
+    for (code, filename, row), (v, count, tests) in sorted(
+        groups.items(), key=lambda kv: kv[0][1:] + (kv[0][0],)
+    ):
         path = os.path.relpath(filename, root) if filename.startswith(root) else filename
         copy = v.copy_site
-        copy_note = f" (copy at {os.path.relpath(copy.filename, root) if copy.filename.startswith(root) else copy.filename}:{copy.row})" if copy and copy != v.location else ""
-        tr.write_line(f"{path}:{row}: {code} {v.kind}{copy_note} x{count} in {len(tests)} test(s): {', '.join(sorted(tests)[:3])}{' ...' if len(tests) > 3 else ''}")
-    tr.write_line(f"pinlint runtime: {len(state.findings)} violation(s) at {len(groups)} site(s) in {state.watched} watched test(s)")
+        copy_note = (
+            f" (copy at {os.path.relpath(copy.filename, root) if copy.filename.startswith(root) else copy.filename}:{copy.row})"
+            if copy and copy != v.location
+            else ""
+        )
+        tr.write_line(
+            f"{path}:{row}: {code} {v.kind}{copy_note} x{count} in {len(tests)} test(s): {', '.join(sorted(tests)[:3])}{' ...' if len(tests) > 3 else ''}"
+        )
+    tr.write_line(
+        f"pinlint runtime: {len(state.findings)} violation(s) at {len(groups)} site(s) in {state.watched} watched test(s)"
+    )

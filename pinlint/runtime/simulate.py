@@ -1,4 +1,4 @@
-"""``simulate="fake"``: run CUDA-targeted code on a CPU-only build (research/runtime.md §3).
+"""``simulate="fake"``: run CUDA-targeted code on a CPU-only build.
 
 * The block runs under ``FakeTensorMode(allow_non_fake_inputs=True)``: tensors created inside are
   fake (shapes, dtypes, devices; no values), so ``torch.empty(4, device="cuda")`` works.
@@ -12,12 +12,15 @@
   is a fake CUDA tensor aborts the whole process on a CPU-only build (``c10::Error`` "PyTorch is
   not linked with support for cuda devices" thrown from ``InputMetadata``, uncatchable). Code that
   re-enables grad inside the block is not supported; ``.backward()`` raises a normal RuntimeError.
-* ``torch.cuda.is_available()`` answers True while a simulation is active, so a project's own
-  ``is_pin_memory_available(device)`` helper (typically ``torch.cuda.is_available()``) takes the
-  pinned branch, as on a CUDA machine. Calls from inside torch/ still get the truth (FakeTensorMode
-  relies on it). The patch is process-wide (other threads see it too) and reference-counted; it
-  is undone when the last simulation ends. Code that bound ``is_available`` before the watch
-  (``from torch.cuda import is_available``) or that asks ``torch.accelerator`` is not patched.
+* A small, consistent CUDA world (``push_world``): ``torch.cuda`` / ``torch.accelerator`` queries
+  say one device to user code (and to ``torch.utils.data``, which decides like user code), the truth
+  to torch's other internals (FakeTensorMode relies on it); ``synchronize``/``set_device`` are
+  no-ops, streams and events are fakes that complete at once. The DataLoader's iterator runs
+  outside FakeTensorMode (loading is CPU work), so its batches are real and pinned through the
+  watch. The patches are process-wide and reference-counted; code that bound a function before the
+  watch (``from torch.cuda import is_available``) is not reached.
+* Pinning is remembered process-wide (``PINNED``), so buffers pinned under ``simulated_cuda()``
+  before a watch (fixtures, import time) are pinned for every later simulation.
 """
 
 from __future__ import annotations
@@ -91,39 +94,204 @@ class StorageMap:
 
 _patch_lock = threading.Lock()
 _patch_depth = 0
-_original_is_available: Callable[[], bool] | None = None
-
+#: (owner object, attribute name, original value) of every patched attribute, while patched.
+_originals: list[tuple[Any, str, Any]] = []
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+#: torch code that decides like user code: the DataLoader asks ``torch.accelerator`` whether to pin.
+_TORCH_USER_DIRS = (os.path.join(_TORCH_DIR, "utils", "data") + os.sep,)
+SIMULATED_DEVICE_NAME = "pinlint simulated CUDA"
 
 
-def _simulated_is_available() -> bool:
-    """True for user code; the truth for torch's own internals. FakeTensorMode itself asks
-    ``torch.cuda.is_available()`` (``avoid_device_init``) and, told True, would constant-fold
-    ``_to_copy`` of small constants by running the real CUDA op."""
-    caller = sys._getframe(1).f_code.co_filename
-    if caller.startswith(_TORCH_DIR):
-        assert _original_is_available is not None
-        return _original_is_available()
-    return True
+def _caller_is_torch(depth: int = 2) -> bool:
+    """True when the caller is torch's own machinery (FakeTensorMode asks whether CUDA exists and,
+    told yes, would constant-fold small ``_to_copy`` calls by running the real CUDA op)."""
+    caller = sys._getframe(depth).f_code.co_filename
+    return caller.startswith(_TORCH_DIR) and not caller.startswith(_TORCH_USER_DIRS)
 
 
-def _push_cuda_available() -> None:
-    global _patch_depth, _original_is_available
+def _query(name: str, simulated: Any) -> Callable[..., Any]:
+    """A device query that answers ``simulated`` to user code and the truth to torch's internals."""
+
+    def query(*args: Any, **kwargs: Any) -> Any:
+        if _caller_is_torch():
+            return _original(name)(*args, **kwargs)
+        return simulated
+
+    query.__name__ = name.rpartition(".")[2]
+    query.__qualname__ = f"simulated {name}"
+    return query
+
+
+def _original(name: str) -> Any:
+    for owner, attr, value in _originals:
+        if f"{owner.__name__}.{attr}" == name:
+            return value
+    raise KeyError(name)
+
+
+def _noop(name: str) -> Callable[..., None]:
+    """``synchronize``, ``set_device``, ...: nothing to wait for or select in a simulation. One
+    function per attribute: torch.compile keys its handlers by function and refuses duplicates."""
+
+    def noop(*_args: Any, **_kwargs: Any) -> None:
+        return None
+
+    noop.__name__ = name.rpartition(".")[2]
+    noop.__qualname__ = f"simulated {name}"
+    return noop
+
+
+def _device_name(*_args: Any, **_kwargs: Any) -> str:
+    return SIMULATED_DEVICE_NAME
+
+
+class FakeEvent:
+    """``torch.cuda.Event`` in a simulation: every operation completes at once."""
+
+    def __init__(
+        self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False
+    ) -> None:
+        self.enable_timing = enable_timing
+
+    def record(self, stream: Any = None) -> None:
+        pass
+
+    def wait(self, stream: Any = None) -> None:
+        pass
+
+    def query(self) -> bool:
+        return True
+
+    def synchronize(self) -> None:
+        pass
+
+    def elapsed_time(self, end_event: FakeEvent) -> float:
+        return 0.0
+
+
+class FakeStream:
+    """``torch.cuda.Stream`` in a simulation: work "completes" when issued, so waits are no-ops."""
+
+    def __init__(self, device: Any = None, priority: int = 0, **_kwargs: Any) -> None:
+        self.device = torch.device("cuda", SIMULATED_DEVICE_INDEX)
+        self.priority = priority
+        self.cuda_stream = 0
+
+    def wait_event(self, event: Any) -> None:
+        pass
+
+    def wait_stream(self, stream: Any) -> None:
+        pass
+
+    def record_event(self, event: FakeEvent | None = None) -> FakeEvent:
+        return event if event is not None else FakeEvent()
+
+    def query(self) -> bool:
+        return True
+
+    def synchronize(self) -> None:
+        pass
+
+    def __enter__(self) -> FakeStream:  # noqa: PYI034 - typing.Self needs Python 3.11
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+_DEFAULT_STREAM: FakeStream | None = None
+
+
+def _default_stream(*_args: Any, **_kwargs: Any) -> FakeStream:
+    global _DEFAULT_STREAM
+    if _DEFAULT_STREAM is None:
+        _DEFAULT_STREAM = FakeStream()
+    return _DEFAULT_STREAM
+
+
+def _stream_context(stream: Any = None) -> Any:
+    """``with torch.cuda.stream(s):``: nothing to switch."""
+    import contextlib
+
+    return contextlib.nullcontext(stream)
+
+
+def _simulated_world() -> list[tuple[Any, str, Any]]:
+    """Every attribute a simulation replaces: a small, consistent CUDA world with one device."""
+    cuda, acc = torch.cuda, getattr(torch, "accelerator", None)
+    cuda0 = torch.device("cuda", SIMULATED_DEVICE_INDEX)
+    return [
+        (cuda, "is_available", _query("torch.cuda.is_available", True)),
+        (cuda, "device_count", _query("torch.cuda.device_count", 1)),
+        (cuda, "current_device", _query("torch.cuda.current_device", SIMULATED_DEVICE_INDEX)),
+        (cuda, "get_device_name", _device_name),
+        (cuda, "set_device", _noop("torch.cuda.set_device")),
+        (cuda, "synchronize", _noop("torch.cuda.synchronize")),
+        (cuda, "current_stream", _default_stream),
+        (cuda, "default_stream", _default_stream),
+        (cuda, "Stream", FakeStream),
+        (cuda, "Event", FakeEvent),
+        (cuda, "stream", _stream_context),
+        (acc, "is_available", _query("torch.accelerator.is_available", True)),
+        (acc, "device_count", _query("torch.accelerator.device_count", 1)),
+        (acc, "current_accelerator", _query("torch.accelerator.current_accelerator", cuda0)),
+        (
+            acc,
+            "current_device_index",
+            _query("torch.accelerator.current_device_index", SIMULATED_DEVICE_INDEX),
+        ),
+        (acc, "set_device_index", _noop("torch.accelerator.set_device_index")),
+        (acc, "synchronize", _noop("torch.accelerator.synchronize")),
+    ]
+
+
+def _dataloader_patches() -> list[tuple[Any, str, Any]]:
+    """Data loading is CPU work: run the DataLoader's iterator outside FakeTensorMode, so its seed
+    (``.item()``), samplers and collation compute real values; ``pin_memory=True`` then pins the
+    batch through the watch (``Tensor.pin_memory`` is intercepted), as on a CUDA machine."""
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+    from torch.utils.data import dataloader
+
+    base = dataloader._BaseDataLoaderIter
+    orig_init, orig_next = base.__init__, base.__next__
+
+    def __init__(self: Any, loader: Any) -> None:
+        with unset_fake_temporarily():
+            orig_init(self, loader)
+
+    def __next__(self: Any) -> Any:
+        with unset_fake_temporarily():
+            return orig_next(self)
+
+    return [(base, "__init__", __init__), (base, "__next__", __next__)]
+
+
+def push_world() -> None:
+    """Enter the simulated CUDA world (process-wide, reference-counted)."""
+    global _patch_depth
     with _patch_lock:
         if _patch_depth == 0:
-            _original_is_available = torch.cuda.is_available
-            torch.cuda.is_available = _simulated_is_available
+            for owner, attr, value in _simulated_world() + _dataloader_patches():
+                if owner is None or attr not in owner.__dict__:
+                    continue  # an older torch without it (torch.accelerator is 2.6+)
+                _originals.append((owner, attr, owner.__dict__[attr]))
+                setattr(owner, attr, value)
         _patch_depth += 1
 
 
-def _pop_cuda_available() -> None:
-    global _patch_depth, _original_is_available
+def pop_world() -> None:
+    global _patch_depth
     with _patch_lock:
         _patch_depth -= 1
-        if _patch_depth == 0 and _original_is_available is not None:
-            torch.cuda.is_available = _original_is_available
-            _original_is_available = None
+        if _patch_depth == 0:
+            while _originals:
+                owner, attr, value = _originals.pop()
+                setattr(owner, attr, value)
+
+
+def world_active() -> bool:
+    return _patch_depth > 0
 
 
 def simulated_device(device: torch.device) -> torch.device:
@@ -133,17 +301,22 @@ def simulated_device(device: torch.device) -> torch.device:
     return device
 
 
+#: Simulated pinning, process-wide: buffers pinned under ``simulated_cuda()`` before a watch (in
+#: fixtures, at import time) stay pinned for every later simulation.
+PINNED = StorageMap()
+
+
 class Simulation:
     """Entered around the watch's function mode (fake mode first, so it is exited last)."""
 
     def __init__(self, patch_cuda_available: bool = True) -> None:
-        self.pinned = StorageMap()
+        self.pinned = PINNED
         self._patch = patch_cuda_available
         self._fake: Any = None
         self._no_grad: Any = None
         self._fakes: WeakIdKeyDictionary = WeakIdKeyDictionary()
 
-    def __enter__(self) -> Simulation:
+    def __enter__(self) -> Simulation:  # noqa: PYI034 - typing.Self needs Python 3.11
         self._no_grad = torch.no_grad()
         self._no_grad.__enter__()
         try:
@@ -153,18 +326,22 @@ class Simulation:
             self._no_grad.__exit__(None, None, None)
             raise
         if self._patch:
-            _push_cuda_available()
+            push_world()
         return self
 
     def __exit__(self, *exc: object) -> None:
         try:
             if self._patch:
-                _pop_cuda_available()
+                pop_world()
         finally:
             try:
                 self._fake.__exit__(*exc)
             finally:
                 self._no_grad.__exit__(None, None, None)
+
+    @property
+    def fake_mode(self) -> FakeTensorMode:
+        return self._fake
 
     def fake(self, t: torch.Tensor) -> torch.Tensor:
         """A real tensor made before the block (or a module's parameter) as a FakeTensor. Without
@@ -180,30 +357,50 @@ class Simulation:
         self._fakes[t] = (key, fake)
         return fake
 
-    # -- pinning --------------------------------------------------------------------------------
+    # -- pinning (process-wide: see PINNED) -------------------------------------------------
     def is_pinned(self, t: torch.Tensor) -> bool:
-        return bool(self.pinned.get(t))
+        return is_pinned(t)
 
     def mark_pinned(self, t: torch.Tensor) -> torch.Tensor:
-        self.pinned.add(t, True)
-        return t
+        return mark_pinned(t)
 
-    def pinned_factory(self, func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        try:
-            out = func(*args, **kwargs)
-        except RuntimeError as exc:
-            if not any(s in str(exc) for s in torch_api.NO_PINNED_ALLOCATOR_ERRORS):
-                raise
-            out = func(*args, **{**kwargs, "pin_memory": False})
-        if isinstance(out, torch.Tensor) and out.device.type == "cpu":
-            self.mark_pinned(out)
-        return out
+    def pinned_factory(
+        self, func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        return pinned_factory(func, args, kwargs)
 
     def pin_memory(self, t: torch.Tensor) -> torch.Tensor:
-        """``Tensor.pin_memory()``: a pinned copy with the same sizes and strides (as ATen's
-        ``_pin_memory``), or the tensor itself when it already is pinned."""
-        if self.is_pinned(t):
-            return t
-        out = torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device="cpu")
-        out.copy_(t)
-        return self.mark_pinned(out)
+        return pin_memory(t)
+
+
+def is_pinned(t: torch.Tensor) -> bool:
+    return bool(PINNED.get(t))
+
+
+def mark_pinned(t: torch.Tensor) -> torch.Tensor:
+    PINNED.add(t, True)
+    return t
+
+
+def pinned_factory(func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """A ``pin_memory=True`` factory: the real call first (PyTorch's own validation still fires),
+    then, on "no pinned allocator", the same call unpinned, marked pinned."""
+    try:
+        out = func(*args, **kwargs)
+    except RuntimeError as exc:
+        if not any(s in str(exc) for s in torch_api.NO_PINNED_ALLOCATOR_ERRORS):
+            raise
+        out = func(*args, **{**kwargs, "pin_memory": False})
+    if isinstance(out, torch.Tensor) and out.device.type == "cpu":
+        mark_pinned(out)
+    return out
+
+
+def pin_memory(t: torch.Tensor) -> torch.Tensor:
+    """``Tensor.pin_memory()``: a pinned copy with the same sizes and strides (as ATen's
+    ``_pin_memory``), or the tensor itself when it already is pinned."""
+    if is_pinned(t):
+        return t
+    out = torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device="cpu")
+    out.copy_(t)
+    return mark_pinned(out)

@@ -1,6 +1,6 @@
 """Call sites: the first *user* frame of the current stack, found cheaply.
 
-``sys._getframe`` walking costs ~1.5 µs at depth ~20 (research/runtime.md exp7); ``inspect.stack()``
+``sys._getframe`` walking costs ~1.5 µs at depth ~20; ``inspect.stack()``
 reads source files and costs milliseconds, so it is never used. Columns are resolved lazily from
 ``co_positions()`` (Python 3.11+) only when a finding is rendered.
 """
@@ -53,7 +53,12 @@ class Site:
             return fallback
         end_row = end_row if end_row is not None else row
         end_col = end_col if end_col is not None else col
-        return (row, _char_column(self.filename, row, col), end_row, _char_column(self.filename, end_row, end_col))
+        return (
+            row,
+            _char_column(self.filename, row, col),
+            end_row,
+            _char_column(self.filename, end_row, end_col),
+        )
 
 
 def _char_column(filename: str, row: int, byte_col: int) -> int:
@@ -72,7 +77,9 @@ class SiteFinder:
     """
 
     def __init__(self, skip_dirs: tuple[str, ...] = (), module_to_file: str | None = None) -> None:
-        self._skip_dirs = tuple(os.path.abspath(d).rstrip(os.sep) + os.sep for d in skip_dirs) + (_PINLINT_DIR,)
+        self._skip_dirs = tuple(os.path.abspath(d).rstrip(os.sep) + os.sep for d in skip_dirs) + (
+            _PINLINT_DIR,
+        )
         #: co_filename -> absolute path for user files, None for skipped ones.
         self._cache: dict[str, str | None] = {}
         #: ``torch/nn/modules/module.py``: a ``Tensor.to`` issued from its ``to`` is ``nn.Module.to``.
@@ -102,7 +109,9 @@ class SiteFinder:
             except KeyError:
                 absolute = self._classify(filename)
             if absolute is not None:
-                return Site(absolute, f.f_lineno or code.co_firstlineno, code.co_name, code, f.f_lasti), via
+                return Site(
+                    absolute, f.f_lineno or code.co_firstlineno, code.co_name, code, f.f_lasti
+                ), via
             if code.co_name == "to" and filename == self._module_to_file:
                 via = "nn.Module.to"
             f = f.f_back

@@ -6,15 +6,18 @@ This module does not import torch; entering a watch does (through ``_deps.requir
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal, TypeVar
 
 from pinlint.runtime._deps import require_torch
 from pinlint.runtime.model import Report
 
 Simulate = Literal["fake", "auto"] | None
+Threads = Literal["current", "all"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 _SIMULATE_VALUES = (None, "fake", "auto")
@@ -44,7 +47,10 @@ class watch:
     skip_dirs: more directories whose frames are library code (the call site is the first frame
         outside torch/, pinlint/, contextlib and these).
     check_contiguous: flag pinned sources whose layout stages through pageable memory.
-    patch_cuda_available: under simulation, make ``torch.cuda.is_available()`` return True.
+    patch_cuda_available: under simulation, simulate a small CUDA world: ``torch.cuda`` and
+        ``torch.accelerator`` queries say one device, streams/events/synchronize are no-ops.
+    threads: ``"current"`` (the entering thread) or ``"all"``: also threads started while the
+        watch is active (a scheduler's producer thread, a DataLoader's pin thread).
     """
 
     def __init__(
@@ -57,9 +63,13 @@ class watch:
         check_contiguous: bool = True,
         patch_cuda_available: bool = True,
         max_records: int = 100_000,
+        threads: Threads = "current",
     ) -> None:
         if simulate not in _SIMULATE_VALUES:
             raise ValueError(f"simulate must be one of None, 'fake', 'auto'; got {simulate!r}")
+        if threads not in ("current", "all"):
+            raise ValueError(f"threads must be 'current' or 'all'; got {threads!r}")
+        self.threads = threads
         self.strict = strict
         self.simulate = simulate
         self.skip_dirs = tuple(skip_dirs)
@@ -79,6 +89,7 @@ class watch:
             "check_contiguous": self.check_contiguous,
             "patch_cuda_available": self.patch_cuda_available,
             "max_records": self.max_records,
+            "threads": self.threads,
         }
 
     def __enter__(self) -> Report:
@@ -91,15 +102,26 @@ class watch:
         from pinlint.runtime.simulate import Simulation
 
         mode = resolve_simulate(self.simulate)
-        report = self._given_report if self._given_report is not None else Report(max_records=self.max_records)
+        report = (
+            self._given_report
+            if self._given_report is not None
+            else Report(max_records=self.max_records)
+        )
         report.simulated = report.simulated or mode == "fake"
         stack = contextlib.ExitStack()
         try:
             simulation = None
             if mode == "fake":
-                simulation = stack.enter_context(Simulation(patch_cuda_available=self.patch_cuda_available))
-            session = Session(report, self.strict, simulation, self.skip_dirs, self.check_contiguous)
+                simulation = stack.enter_context(
+                    Simulation(patch_cuda_available=self.patch_cuda_available)
+                )
+            session = Session(
+                report, self.strict, simulation, self.skip_dirs, self.check_contiguous
+            )
             stack.enter_context(session.mode)
+            stack.callback(setattr, session.mode, "active", False)  # threads that outlive the watch
+            if self.threads == "all":
+                _watch_new_threads(session, stack)
         except BaseException:
             stack.close()
             raise
@@ -113,7 +135,12 @@ class watch:
         if stack is None:
             return
         if self._thread != threading.get_ident():
-            raise RuntimeError("a watch must be exited on the thread that entered it (torch modes are thread-local)")
+            # Unwind anyway (the process-wide simulation patches must not stay), then complain.
+            with contextlib.suppress(Exception):
+                stack.__exit__(*exc)
+            raise RuntimeError(
+                "a watch must be exited on the thread that entered it (torch modes are thread-local)"
+            )
         stack.__exit__(*exc)
 
     def __call__(self, fn: F) -> F:
@@ -129,3 +156,36 @@ class watch:
                 self.report = inner.report
 
         return wrapper  # type: ignore[return-value]
+
+
+def _watch_new_threads(session: Any, stack: contextlib.ExitStack) -> None:
+    """Threads started from now on enter the session's mode first thing (``threading.setprofile``
+    runs a hook at a new thread's start). Torch modes are thread-local, so threads that were
+    already running are not reached; they keep the mode after the watch ends, inactive."""
+    previous = threading.getprofile()
+
+    def hook(frame: Any, event: str, arg: Any) -> None:
+        sys.setprofile(previous)
+        if session.mode.active:
+            session.mode.__enter__()
+
+    threading.setprofile(hook)
+    stack.callback(threading.setprofile, previous)
+
+
+@contextlib.contextmanager
+def simulated_cuda() -> Iterator[None]:
+    """The simulated CUDA world without a watch: device queries, streams and events as in
+    ``watch(simulate="fake")``, and ``pin_memory=True`` / ``.pin_memory()`` working on a CPU-only
+    build. Tensors stay real and nothing is recorded; buffers pinned here are known as pinned by
+    later simulated watches (use it for fixtures and module-level buffers)."""
+    require_torch()
+    from pinlint.runtime import simulate
+    from pinlint.runtime._engine import PinMode
+
+    simulate.push_world()
+    try:
+        with PinMode():
+            yield
+    finally:
+        simulate.pop_world()

@@ -13,12 +13,22 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from click.testing import CliRunner  # noqa: E402
+from click.testing import CliRunner
 
-from pinlint.runtime.cli import Program, parse_program, probe_command, trace_command  # noqa: E402
+from pinlint.runtime.cli import Program, parse_program, probe_command, trace_command
 
 REPO = Path(__file__).resolve().parents[2]
-RUFF_FIELDS = ["code", "name", "message", "filename", "location", "end_location", "fix", "noqa_row", "url"]
+RUFF_FIELDS = [
+    "code",
+    "name",
+    "message",
+    "filename",
+    "location",
+    "end_location",
+    "fix",
+    "noqa_row",
+    "url",
+]
 
 SCRIPT = """\
 import sys
@@ -56,11 +66,21 @@ def invoke(*args: str) -> click.testing.Result:
 def test_parse_program_forms(tmp_path: Path) -> None:
     f = tmp_path / "s.py"
     f.write_text("")
-    assert parse_program(["python", str(f), "a", "-x"]) == Program("path", str(f), (str(f), "a", "-x"))
-    assert parse_program([sys.executable, "-m", "pkg.mod", "1"]) == Program("module", "pkg.mod", ("pkg.mod", "1"))
+    assert parse_program(["python", str(f), "a", "-x"]) == Program(
+        "path", str(f), (str(f), "a", "-x")
+    )
+    assert parse_program([sys.executable, "-m", "pkg.mod", "1"]) == Program(
+        "module", "pkg.mod", ("pkg.mod", "1")
+    )
     assert parse_program([str(f)]) == Program("path", str(f), (str(f),))
     assert parse_program(["python3", "-c", "pass", "z"]) == Program("code", "pass", ("-c", "z"))
-    for bad in ([], ["python"], ["python", "-m"], ["python", "-X", "dev"], ["python", str(tmp_path / "missing.py")]):
+    for bad in (
+        [],
+        ["python"],
+        ["python", "-m"],
+        ["python", "-X", "dev"],
+        ["python", str(tmp_path / "missing.py")],
+    ):
         with pytest.raises(click.UsageError):
             parse_program(bad)
 
@@ -84,9 +104,17 @@ def test_trace_json_has_exactly_ruffs_fields(script: Path) -> None:
     [d] = doc
     assert list(d) == RUFF_FIELDS
     assert (d["code"], d["name"], d["filename"], d["location"]["row"], d["noqa_row"], d["fix"]) == (
-        "PIN001", "unpinned-non-blocking-copy", str(script.resolve()), BAD_ROW, BAD_ROW, None,
+        "PIN001",
+        "unpinned-non-blocking-copy",
+        str(script.resolve()),
+        BAD_ROW,
+        BAD_ROW,
+        None,
     )
-    assert d["end_location"]["row"] == BAD_ROW and d["end_location"]["column"] > d["location"]["column"]
+    assert (
+        d["end_location"]["row"] == BAD_ROW
+        and d["end_location"]["column"] > d["location"]["column"]
+    )
     assert d["url"].endswith("PIN001-unpinned-non-blocking-copy.md")
 
 
@@ -139,7 +167,16 @@ def test_module_form(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     sys.modules.pop("tracedpkg", None)
 
 
-@pytest.mark.parametrize("args", [[], ["--"], ["--", "python"], ["--", "python", "missing_script.py"], ["--output-format", "xml", "--", "python", "x.py"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["--"],
+        ["--", "python"],
+        ["--", "python", "missing_script.py"],
+        ["--output-format", "xml", "--", "python", "x.py"],
+    ],
+)
 def test_usage_errors_exit_2(args: list[str]) -> None:
     result = CliRunner().invoke(trace_command, args)
     assert result.exit_code == 2
@@ -154,8 +191,23 @@ def test_missing_module_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.Mon
 def test_python_dash_m_entry_point(script: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     out = subprocess.run(
-        [sys.executable, "-m", "pinlint.runtime.cli", "trace", "--simulate-cuda", "--output-format", "json", "--", "python", str(script)],
-        capture_output=True, text=True, env=env, cwd=script.parent,
+        [
+            sys.executable,
+            "-m",
+            "pinlint.runtime.cli",
+            "trace",
+            "--simulate-cuda",
+            "--output-format",
+            "json",
+            "--",
+            "python",
+            str(script),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+        cwd=script.parent,
     )
     assert out.returncode == 1, out.stderr
     [d] = json.loads(out.stdout)
@@ -180,6 +232,125 @@ def test_probe_bad_run_spec_is_usage_error() -> None:
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-CUDA path")
 def test_probe_as_python_dash_m() -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    out = subprocess.run([sys.executable, "-m", "pinlint.runtime.cli", "probe"], capture_output=True, text=True, env=env)
+    out = subprocess.run(
+        [sys.executable, "-m", "pinlint.runtime.cli", "probe"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+    )
     assert out.returncode == 3
     assert "SKIPPED (not passed): no CUDA device" in out.stdout
+
+
+# -- one report for static and runtime --------------------------------------------------------------
+def _static_render(fmt: str, path: Path) -> str:
+    """What ``pinlint check --output-format FMT`` prints for the same file (same formatter)."""
+    from pinlint.cli import main as pinlint_main
+
+    result = CliRunner().invoke(
+        pinlint_main, ["check", "--no-cache", "--output-format", fmt, str(path)]
+    )
+    return result.stdout
+
+
+@pytest.mark.parametrize("fmt", ["sarif", "github", "junit", "gitlab", "json-lines", "concise"])
+def test_trace_renders_through_checks_formatters(script: Path, fmt: str) -> None:
+    result = invoke("--simulate-cuda", "--output-format", fmt, "--", "python", str(script))
+    assert result.exit_code == 1
+    assert "after the copies" in result.stderr  # stdout holds only the report
+    out = result.stdout
+    assert "PIN001" in out and str(BAD_ROW) in out
+    if fmt == "sarif":
+        doc = json.loads(out)
+        [res] = doc["runs"][0]["results"]
+        assert res["ruleId"] == "PIN001"
+        assert res["locations"][0]["physicalLocation"]["region"]["startLine"] == BAD_ROW
+    elif fmt == "github":
+        assert out.startswith("::error ") and f"line={BAD_ROW}" in out
+    elif fmt == "junit":
+        assert "<testsuites" in out and "PIN001" in out
+    elif fmt == "json-lines":
+        assert json.loads(out.splitlines()[0])["code"] == "PIN001"
+
+
+def test_trace_github_annotation_matches_checks_wording(tmp_path: Path) -> None:
+    prog = tmp_path / "p.py"
+    prog.write_text("import torch\nx = torch.ones(4)\nx.to('cuda', non_blocking=True)\n")
+    runtime = invoke(
+        "--simulate-cuda", "--output-format", "github", "--", "python", str(prog)
+    ).stdout
+    static = _static_render("github", prog)
+    # Same formatter: the same "::error title=pinlint (PIN001),file=...,line=2,..." prefix.
+    assert runtime.split("::", 2)[1].split(",")[0] == static.split("::", 2)[1].split(",")[0]
+    assert "line=2" in runtime and "line=2" in static
+
+
+def test_trace_prints_what_it_observed(script: Path) -> None:
+    result = invoke("--simulate-cuda", "--", "python", str(script))
+    assert "pinlint trace: observed 2 H2D transfer(s) (Tensor.to x2)" in result.stderr
+
+
+def test_blind_spots_never_print_all_checks_passed(tmp_path: Path) -> None:
+    prog = tmp_path / "blind.py"
+    prog.write_text(
+        "import torch\n"
+        "x = torch.ones(4, pin_memory=True)\n"
+        "x.to('cuda', non_blocking=True)\n"
+        "dst = torch.empty(4, device='cuda')\n"
+        "try:\n    torch.ops.aten._copy_from(x, dst, True)\nexcept Exception:\n    pass\n"
+    )
+    result = invoke("--simulate-cuda", "--", "python", str(prog))
+    assert result.exit_code == 0
+    assert "All checks passed" not in result.stdout
+    assert "could not be classified" in result.stdout
+    assert (
+        "warning: some torch copies went through entry points the watch cannot classify"
+        in result.stderr
+    )
+
+
+def test_clean_run_says_all_checks_passed(tmp_path: Path) -> None:
+    clean = tmp_path / "clean.py"
+    clean.write_text(CLEAN)
+    result = invoke("--simulate-cuda", "--", "python", str(clean))
+    assert result.exit_code == 0
+    assert "All checks passed: 2 H2D transfers observed (simulated CUDA)." in result.stdout
+
+
+def test_no_cuda_failure_suggests_simulate_cuda(tmp_path: Path) -> None:
+    prog = tmp_path / "needs_cuda.py"
+    prog.write_text("import torch\ntorch.ones(4).cuda()\n")
+    result = invoke("--", "python", str(prog))
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    assert result.exit_code == 1
+    assert "rerun with --simulate-cuda" in result.stderr
+
+
+def test_trace_watches_threads_by_default(tmp_path: Path) -> None:
+    prog = tmp_path / "producer.py"
+    prog.write_text(
+        "import threading, torch\n"
+        "def produce():\n"
+        "    try:\n        torch.ones(4).to('cuda', non_blocking=True)\n"
+        "    except (AssertionError, RuntimeError):\n        print('unwatched thread: no CUDA')\n"
+        "t = threading.Thread(target=produce)\nt.start()\nt.join()\n"
+    )
+    result = invoke("--simulate-cuda", "--", "python", str(prog))
+    assert result.exit_code == 1 and "PIN001" in result.stdout
+    assert "observed 1 H2D transfer(s)" in result.stderr
+    only_main = invoke("--simulate-cuda", "--threads", "current", "--", "python", str(prog))
+    assert "observed 0 H2D transfer(s)" in only_main.stderr
+    assert "unwatched thread: no CUDA" in only_main.stdout
+
+
+def test_pin_memory_false_at_run_time_is_explained(tmp_path: Path) -> None:
+    prog = tmp_path / "helper.py"
+    prog.write_text(
+        "import torch\n"
+        "PIN = False  # e.g. a helper that said no\n"
+        "torch.ones(4, pin_memory=PIN).to('cuda', non_blocking=True)\n"
+    )
+    result = invoke("--simulate-cuda", "--", "python", str(prog))
+    assert "its `pin_memory=` argument evaluated to False at run time" in result.stdout

@@ -13,8 +13,17 @@ torch = pytest.importorskip("torch")
 def _tensors() -> list[object]:
     base = torch.ones(4, 6)
     return [
-        base, base.t(), base[:, ::2], base[1:3], base[:, 1:3], torch.ones(1, 5), torch.ones(5, 1).t(),
-        torch.ones(2, 3, 4).permute(2, 0, 1), torch.ones(3).expand(4, 3), torch.ones(0, 3), torch.ones(()),
+        base,
+        base.t(),
+        base[:, ::2],
+        base[1:3],
+        base[:, 1:3],
+        torch.ones(1, 5),
+        torch.ones(5, 1).t(),
+        torch.ones(2, 3, 4).permute(2, 0, 1),
+        torch.ones(3).expand(4, 3),
+        torch.ones(0, 3),
+        torch.ones(()),
     ]
 
 
@@ -23,7 +32,9 @@ def test_contiguity_matches_torch(t) -> None:
     from torch._prims_common import is_non_overlapping_and_dense_or_false
 
     assert layout.is_contiguous(t.shape, t.stride()) == t.is_contiguous()
-    assert layout.is_non_overlapping_and_dense(t.shape, t.stride()) == is_non_overlapping_and_dense_or_false(t)
+    assert layout.is_non_overlapping_and_dense(
+        t.shape, t.stride()
+    ) == is_non_overlapping_and_dense_or_false(t)
 
 
 @pytest.mark.parametrize(
@@ -54,3 +65,11 @@ def test_to_model(sizes, strides, same_dtype: bool, preserve: bool, staged: bool
 )
 def test_copy_model(src, dst, same_dtype: bool, staged: bool) -> None:
     assert layout.copy_stages_through_pageable(src[0], src[1], dst[0], dst[1], same_dtype) is staged
+
+
+def test_size_one_dimensions_are_not_a_broadcast() -> None:
+    # (1, N).copy_(pinned (N,)): expand_as only adds a size-1 dimension; the pinned source is used.
+    assert not layout.copy_stages_through_pageable((8,), (1,), (1, 8), (8, 1), True)
+    assert not layout.copy_stages_through_pageable((8,), (1,), (1, 8), (8, 1), False)
+    # A real broadcast still stages: (8,) into (4, 8).
+    assert layout.copy_stages_through_pageable((8,), (1,), (4, 8), (8, 1), True)
