@@ -42,6 +42,10 @@ class CheckRun:
     #: (path, message): files that could not be checked or written.
     errors: list[tuple[str, str]] = field(default_factory=list)
     diffs: dict[str, str] = field(default_factory=dict)
+    #: (path, message): files skipped by the watchdog (always shown).
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    #: (path, message): scopes whose analysis hit its step budget (shown with -v).
+    over_budget: list[tuple[str, str]] = field(default_factory=list)
     #: For stdin: the (possibly fixed) source.
     stdin_output: str | None = None
     timings: Timings = field(default_factory=Timings)
@@ -169,6 +173,7 @@ def run_check(
             row, column, message = result.analysis.syntax_error
             run.errors.append((result.path, f"{row}:{column}: cannot parse: {message}"))
             continue
+        _note_budget(run, result.path, result.analysis)
         diagnostics = builder.diagnostics(Path(result.path), result.analysis)
         if (options.fix or options.diff) and any(d.fix for d in diagnostics):
             diagnostics = _fix_file(Path(result.path), result, diagnostics, settings, builder, options, run)
@@ -176,6 +181,14 @@ def run_check(
     run.diagnostics.sort(key=lambda d: d.sort_key())
     run.timings.add("report", time.perf_counter() - started)
     return run
+
+
+def _note_budget(run: CheckRun, path: str, analysis: FileAnalysis) -> None:
+    if analysis.skipped is not None:
+        run.skipped.append((path, analysis.skipped))
+    for row, name, why in analysis.over_budget:
+        where = f"line {row}: " if row else ""
+        run.over_budget.append((path, f"{where}`{name}` not analysed ({why}); no findings reported there"))
 
 
 def _relinter(path: Path, settings: AnalysisSettings, builder: DiagnosticBuilder):  # type: ignore[no-untyped-def]
@@ -247,6 +260,7 @@ def check_stdin(text: str, filename: Path, config: Config, options: CheckOptions
         row, column, message = result.analysis.syntax_error
         run.errors.append((str(filename), f"{row}:{column}: cannot parse: {message}"))
         return run
+    _note_budget(run, str(filename), result.analysis)
     project = _project_helpers(config)
     project.add(filename, result.analysis.facts)
     builder = DiagnosticBuilder(config, options, project)

@@ -274,6 +274,11 @@ def _report(a: CheckArgs, run: CheckRun, options: CheckOptions, *, stdin: bool, 
     report_to_stderr = stdin and (fix or diff)
     for path, message in run.errors:
         click.echo(f"error: {display_path(path, root)}: {message}", err=True)
+    for path, message in run.skipped:
+        click.echo(f"warning: {display_path(path, root)}: {message}", err=True)
+    if timings:
+        for path, message in run.over_budget:
+            click.echo(f"note: {display_path(path, root)}: {message}", err=True)
     for diagnostic, reason in run.dropped:
         click.echo(f"warning: {display_path(diagnostic.filename, root)}:{diagnostic.location.row}: {diagnostic.code} {reason}", err=True)
 

@@ -122,6 +122,7 @@ def _module_findings(
 ) -> list[Finding]:
     import libcst as cst
 
+    from pinlint.analysis import expressions
     from pinlint.analysis.events import EventSink, SinkHit
     from pinlint.analysis.interpreter import BudgetExceeded, Interpreter
     from pinlint.analysis.positions import Positions
@@ -133,7 +134,9 @@ def _module_findings(
     listened = rules.listened
     walked = []
     for scope in [module, *functions]:
-        interpreter = Interpreter(names, scope, EventSink(listened), deadline=deadline)
+        interpreter = Interpreter(
+            names, scope, EventSink(listened), budget=expressions.SCOPE_STEP_BUDGET, deadline=deadline
+        )
         try:
             interpreter.run()
         except BudgetExceeded as exc:
