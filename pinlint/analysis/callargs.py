@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 
 
@@ -33,12 +35,18 @@ def positional_values(call: cst.Call) -> list[cst.BaseExpression]:
     return [a.value for a in call.args if a.keyword is None and not a.star]
 
 
-def non_blocking(call: cst.Call, args: list[cst.BaseExpression], position: int) -> bool:
-    """``non_blocking=True``, or a literal ``True`` at ``position`` among the positionals."""
+def non_blocking(
+    call: cst.Call,
+    args: list[cst.BaseExpression],
+    position: int,
+    holds_true: Callable[[cst.BaseExpression], bool] = is_true,
+) -> bool:
+    """``non_blocking=True``, or ``True`` at ``position`` among the positionals; ``holds_true``
+    tells whether an expression is ``True`` (a literal, or a name bound to one)."""
     keyword = keyword_args(call).get("non_blocking")
     if keyword is not None:
-        return is_true(keyword.value)
-    return len(args) > position and is_true(args[position])
+        return holds_true(keyword.value)
+    return len(args) > position and holds_true(args[position])
 
 
 def has_star_kwargs(call: cst.Call) -> bool:

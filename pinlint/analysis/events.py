@@ -28,6 +28,8 @@ class SinkHit:
     #: The construction is the copy's receiver itself (``torch.tensor(x).to(...)``).
     chained: bool
     sink_statement: cst.CSTNode
+    #: ids of the loops enclosing the copy, innermost last.
+    loops: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,7 @@ class EventSink:
         device: cst.BaseExpression | None,
         copy_dst: cst.BaseExpression | None,
         statement: cst.CSTNode,
+        loops: tuple[int, ...] = (),
     ) -> None:
         """A non_blocking host-to-device copy of ``source`` (a SinkHit per pageable origin)."""
         if SinkHit not in self.listened:
@@ -78,7 +81,7 @@ class EventSink:
                 continue
             self._seen.add(key)
             chained = strip_views(source_node) is origin.node
-            self.events.append(SinkHit(origin, call, api, device, copy_dst, chained, statement))
+            self.events.append(SinkHit(origin, call, api, device, copy_dst, chained, statement, loops))
 
     def construction(self, call: cst.Call, factory: str, device_arg: cst.Arg, statement: cst.CSTNode) -> None:
         if DeviceConstruction not in self.listened:

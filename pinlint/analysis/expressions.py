@@ -14,12 +14,15 @@ from pinlint import torch_api
 from pinlint.analysis import torch_semantics
 from pinlint.analysis.env import Env
 from pinlint.analysis.events import EventSink
+from pinlint.analysis.host_uses import HostUses
 from pinlint.analysis.names import FileNames
 from pinlint.analysis.scopes import ScopeNames, dotted
 from pinlint.analysis.values import (
+    DTYPE,
     NUMPY,
     PINNED,
     PYDATA,
+    TRUE,
     UNKNOWN,
     Value,
     combine,
@@ -27,6 +30,13 @@ from pinlint.analysis.values import (
     is_pydata,
     is_tensor,
     pageable,
+)
+
+
+#: Builtins that only read their arguments (a tensor passed to them does not escape).
+_READ_ONLY_BUILTINS = frozenset(
+    {"print", "len", "isinstance", "type", "id", "repr", "str", "format", "bool", "hash", "int", "float",
+     "max", "min", "sum", "any", "all", "abs", "round"}
 )
 
 
@@ -73,6 +83,32 @@ class Evaluator:
         self._budget = budget
         self._deadline = deadline
         self.timed_out = False
+        #: Host writes and escapes of the tensors a fix would pin (see ``host_uses``).
+        self.uses = HostUses()
+        #: ids of the loops being walked, innermost last.
+        self.loop_stack: list[int] = []
+        #: ids of tuple/list literals that are not containers a tensor could escape into (the
+        #: direct arguments of torch calls, the right side of an unpacking assignment).
+        self._transparent: set[int] = set()
+
+    @property
+    def loops(self) -> tuple[int, ...]:
+        return tuple(self.loop_stack)
+
+    def host_write(self, value: Value, node: cst.CSTNode, what: str) -> None:
+        self.uses.record("write", value, node, what, self.loops)
+
+    def host_escape(self, value: Value, node: cst.CSTNode, what: str) -> None:
+        self.uses.record("escape", value, node, what, self.loops)
+
+    def captured(self, body: cst.CSTNode, node: cst.CSTNode, what: str) -> None:
+        """Names of this scope that a nested function or lambda mentions escape into it."""
+        from pinlint.analysis.interpreter import mentioned
+
+        for name in mentioned(body):
+            value = self.env.get(name)
+            if value is not None:
+                self.host_escape(value, node, f"captured by {what}")
 
     def value_of(self, node: cst.BaseExpression) -> Value:
         return self._values.get(id(node), UNKNOWN)
@@ -92,13 +128,18 @@ class Evaluator:
         for origin in value:
             if origin.node is node:  # born here: remember its statement for `# noqa`
                 self.statement_of.setdefault(id(node), self.statement)
+                self.uses.birth_loops.setdefault(id(node), self.loops)
         return value
 
     def _evaluate(self, node: cst.BaseExpression) -> Value:
         if isinstance(node, cst.Name):
-            if node.value in ("True", "False", "None"):
+            if node.value == "True":
+                return TRUE
+            if node.value in ("False", "None"):
                 return PYDATA
             value = self.env.get(node.value)
+            if value is None and self.names.is_dtype_attribute(node):
+                return DTYPE  # `from torch import float16`
             # Unbound here: a global, builtin or closure.
             return UNKNOWN if value is None else value
         if isinstance(node, cst.Attribute):
@@ -106,13 +147,22 @@ class Evaluator:
             known = self.env.get(key) if key is not None else None
             if known is not None:
                 return known
+            if self.names.is_dtype_attribute(node):
+                return DTYPE  # `torch.float16`
             self.ev(node.value)
             return UNKNOWN  # an attribute set outside this function: unknown provenance
         if isinstance(node, cst.Call):
             return self._call(node)
         if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary)):
             return PYDATA
-        if isinstance(node, (cst.List, cst.Tuple, cst.ListComp, cst.Set, cst.SetComp)):
+        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+            transparent = id(node) in self._transparent
+            for element in node.elements:
+                value = self.ev(element.value)
+                if not transparent:
+                    self.host_escape(value, element.value, "put in a container")
+            return PYDATA
+        if isinstance(node, (cst.ListComp, cst.SetComp)):
             self._visit_children(node)
             return PYDATA
         if isinstance(node, cst.Subscript):
@@ -143,6 +193,7 @@ class Evaluator:
                 self.env.set(key, value)  # the walrus binds in the enclosing scope
             return value
         if isinstance(node, cst.Lambda):
+            self.captured(node.body, node, "a lambda")
             return UNKNOWN  # its body runs later, with arguments we do not know
         self._visit_children(node)
         return UNKNOWN  # any other expression (await, dict, f-string...): not a host tensor we know
@@ -157,9 +208,9 @@ class Evaluator:
             for element in node.elements:
                 if isinstance(element, cst.DictElement):
                     self.ev(element.key)
-                self.ev(element.value)
+                self.host_escape(self.ev(element.value), element.value, "put in a container")
         elif isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
-            self.ev(node.elt)
+            self.host_escape(self.ev(node.elt), node.elt, "put in a container")
             self._comprehension(node.for_in)
         elif isinstance(node, cst.DictComp):
             self.ev(node.key)
@@ -169,14 +220,20 @@ class Evaluator:
             self.ev(node.left)
             self.ev(node.right)
         elif isinstance(node, (cst.Await, cst.StarredElement)):
-            self.ev(node.expression if isinstance(node, cst.Await) else node.value)
+            inner = node.expression if isinstance(node, cst.Await) else node.value
+            self.host_escape(self.ev(inner), inner, "passed on")
+        elif isinstance(node, cst.Yield):
+            if isinstance(node.value, cst.BaseExpression):
+                self.host_escape(self.ev(node.value), node, "yielded")
+            elif node.value is not None:
+                self.host_escape(self.ev(node.value.item), node, "yielded")
         elif isinstance(node, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString, cst.Ellipsis)):
             return  # strings hold no copies worth following
         elif isinstance(node, cst.Expr):
             self.ev(node.value)
         elif isinstance(node, cst.Return):
             if node.value is not None:
-                self.ev(node.value)
+                self.host_escape(self.ev(node.value), node, "returned")
         else:
             for child in node.children:
                 if isinstance(child, cst.BaseExpression):
@@ -214,31 +271,54 @@ class Evaluator:
         func = call.func
         torch_name = self.names.torch_function(func)
         if torch_name is not None:
+            # Torch functions read their tensor arguments (lists of tensors included); `out=`
+            # is written.
+            self._transparent.update(id(a.value) for a in call.args if isinstance(a.value, (cst.List, cst.Tuple)))
             arg_values = [self.ev(arg.value) for arg in call.args]
+            for arg, value in zip(call.args, arg_values):
+                if arg.keyword is not None and arg.keyword.value == "out":
+                    self.host_write(value, call, f"`out=` of `torch.{torch_name}()`")
             return torch_semantics.torch_call(self, torch_name, call, arg_values)
         taught = dotted(func)
         pinned_functions = self.file_names.pinned_functions
         host_functions = self.file_names.host_functions
         if taught is not None and (taught in pinned_functions or taught in host_functions):
-            for arg in call.args:
-                self.ev(arg.value)
+            self._escaping_args(call, f"`{taught}()`")
             if taught in pinned_functions:
                 return PINNED  # the project says this returns pinned host memory
             return pageable(call, pinnable=False, what=f"{taught}(...)")
         if self.names.is_numpy_call(func):
-            for arg in call.args:
-                self.ev(arg.value)
+            # numpy may return a view of the tensor's memory, written later through it.
+            self._escaping_args(call, "numpy")
             return NUMPY
         if isinstance(func, cst.Attribute):
             receiver = self.ev(func.value)
+            method = func.attr.value
+            if method in torch_semantics.TENSOR_METHODS or method.endswith("_"):
+                for arg in call.args:
+                    self.ev(arg.value)  # a tensor method reads its arguments
+            else:
+                self._escaping_args(call, f"`.{method}()`")
+            if method.endswith("_") and not method.endswith("__"):
+                self.host_write(receiver, call, f"`.{method}()`")  # PyTorch's in-place convention
+            elif method == "numpy":
+                self.host_write(receiver, call, "a numpy view (`.numpy()`), which may be written")
+            return torch_semantics.method_call(self, method, func.value, receiver, call)
+        self.ev(func)
+        builtin = isinstance(func, cst.Name) and func.value not in self.env
+        if builtin and func.value in _READ_ONLY_BUILTINS:
             for arg in call.args:
                 self.ev(arg.value)
-            return torch_semantics.method_call(self, func.attr.value, func.value, receiver, call)
-        self.ev(func)
-        for arg in call.args:
-            self.ev(arg.value)
-        if isinstance(func, cst.Name) and func.value in torch_api.PYTHON_DATA_BUILTINS and func.value not in self.env:
+        else:
+            self._escaping_args(call, f"`{dotted(func) or 'a call'}()`")
+        if builtin and func.value in torch_api.PYTHON_DATA_BUILTINS:
             return PYDATA
         return UNKNOWN  # a call into project or library code: unknown provenance
+
+    def _escaping_args(self, call: cst.Call, callee: str) -> None:
+        """Evaluate arguments handed to code we do not see: it may keep or write them."""
+        for arg in call.args:
+            value = self.ev(arg.value)
+            self.host_escape(value, arg.value, f"passed to {callee}")
 
 

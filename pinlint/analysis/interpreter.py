@@ -18,7 +18,7 @@ import libcst as cst
 from pinlint.analysis.env import Changes, join
 from pinlint.analysis.expressions import BudgetExceeded, Evaluator
 from pinlint.analysis.scopes import dotted, flatten_targets
-from pinlint.analysis.values import UNKNOWN, Value
+from pinlint.analysis.values import TRUE, UNKNOWN, Value, is_pydata
 
 __all__ = ["BudgetExceeded", "Interpreter"]
 
@@ -44,6 +44,11 @@ class Interpreter(Evaluator):
     # ------------------------------------------------------------------ statements
     def run(self) -> None:
         if isinstance(self.scope, cst.FunctionDef):
+            params = self.scope.params
+            for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
+                if isinstance(param.default, cst.Name) and param.default.value == "True":
+                    # `non_blocking=True` as a default: most calls use it.
+                    self.env.set(param.name.value, TRUE)
             body = self.scope.body
             statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
         else:
@@ -79,7 +84,9 @@ class Interpreter(Evaluator):
         elif isinstance(statement, cst.Match):
             self._match(statement)
         elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-            # Nested functions and classes are scopes of their own, analysed separately.
+            # Nested functions and classes are scopes of their own, analysed separately; what
+            # they mention of this scope escapes into them.
+            self.captured(statement.body, statement, f"`{statement.name.value}`")
             self._bind(statement.name, UNKNOWN)
 
     def _if(self, statement: cst.If) -> None:
@@ -128,13 +135,17 @@ class Interpreter(Evaluator):
             env.apply(memo[1])  # same inputs as last time: same effect, same events
         else:
             mark = env.mark()
-            for _ in range(_MAX_LOOP_ITERATIONS):
-                if not self._iterate(statement.body):
-                    break
-            else:
-                # Not settled (cannot happen in a finite lattice): forget what the loop touched.
-                for name in env.changes_since(mark):
-                    env.set(name, UNKNOWN)
+            self.loop_stack.append(id(statement))
+            try:
+                for _ in range(_MAX_LOOP_ITERATIONS):
+                    if not self._iterate(statement.body):
+                        break
+                else:
+                    # Not settled (cannot happen in a finite lattice): forget what it touched.
+                    for name in env.changes_since(mark):
+                        env.set(name, UNKNOWN)
+            finally:
+                self.loop_stack.pop()
             changes = env.changes_since(mark)
             env.close(mark)
             self._loop_memo[id(statement)] = (key, changes)
@@ -168,7 +179,7 @@ class Interpreter(Evaluator):
         attribute chains bound under them), and whether a default device may be set."""
         names = self._loop_names.get(id(statement))
         if names is None:
-            names = tuple(sorted(_mentioned(statement)))
+            names = tuple(sorted(mentioned(statement)))
             self._loop_names[id(statement)] = names
         env = self.env
         inputs: list[object] = [self.default_device_unknown]
@@ -235,6 +246,10 @@ class Interpreter(Evaluator):
 
     def _small_statement(self, small: cst.BaseSmallStatement) -> None:
         if isinstance(small, cst.Assign):
+            if isinstance(small.value, (cst.Tuple, cst.List)) and all(
+                isinstance(t.target, (cst.Tuple, cst.List)) for t in small.targets
+            ):
+                self._transparent.add(id(small.value))  # `a, b = x, y` unpacks: no container
             value = self.ev(small.value)
             for target in small.targets:
                 self._bind(target.target, value, small.value)
@@ -243,10 +258,17 @@ class Interpreter(Evaluator):
                 value = self.ev(small.value)
                 self._bind(small.target, value, small.value)
         elif isinstance(small, cst.AugAssign):
-            # `x += y` on a tensor is in place: x keeps its storage, hence its origin.
-            self.ev(small.value)
-            self.ev(small.target)
+            operand = self.ev(small.value)
+            target = self.ev(small.target)
             self._record_binding(small.target)
+            key = dotted(small.target)
+            if is_pydata(target) and not is_pydata(operand) and key is not None:
+                # `acc = 0; acc += np.bincount(x)`: Python data combined with something else is
+                # no longer Python data (an int plus an ndarray is an ndarray).
+                self.env.set(key, UNKNOWN)
+            else:
+                # `x += y` on a tensor is in place: x keeps its storage, hence its origin.
+                self.host_write(target, small, f"an augmented assignment to `{_source_hint(small.target)}`")
         elif isinstance(small, cst.Del):
             for element in flatten_targets(small.target):
                 key = dotted(element)
@@ -287,16 +309,23 @@ class Interpreter(Evaluator):
         if isinstance(target, cst.Subscript):
             # `buf[i] = v` writes into buf: its storage (and pinnedness) is unchanged.
             self.ev(target)
+            self.host_write(self.value_of(target.value), target, "an item assignment")
             return
         key = dotted(target)
         if key is None:
             self._visit_children(target)
             return
         self.bindings.setdefault(key, []).append(self.statement)
+        if "." in key:
+            self.uses.record("escape", value, target, f"stored in `{key}`", self.loops, attribute=key)
         self.env.bind(key, value)
 
 
-def _mentioned(node: cst.CSTNode) -> set[str]:
+def _source_hint(node: cst.BaseExpression) -> str:
+    return dotted(node) or "x"
+
+
+def mentioned(node: cst.CSTNode) -> set[str]:
     """Every name and attribute chain (``a``, ``a.b``, ``a.b.c``) written inside ``node``."""
     found: set[str] = set()
     stack: list[cst.CSTNode] = [node]

@@ -104,7 +104,7 @@ def scan_names(text: str, lines: list[str] | None = None) -> FileNames:
             rf"^(?:async[ \t]+)?def[ \t]+{torch_api.PIN_HELPER_NAME}\b", text, re.M
         ):
             names.helper_bindings.setdefault(torch_api.PIN_HELPER_NAME, "")
-    names.sets_default_device = "set_default_device" in text
+    names.sets_default_device = "set_default_device" in text and _calls_set_default_device(text)
     return names
 
 
@@ -133,3 +133,20 @@ def _record_import(node: ast.stmt, names: FileNames) -> None:
         for alias in node.names:
             if alias.name == torch_api.PIN_HELPER_NAME:
                 names.helper_bindings[alias.asname or alias.name] = "." * node.level + (node.module or "")
+
+
+def _calls_set_default_device(text: str) -> bool:
+    """``set_default_device(`` as code, not in a comment or a string (tokenized: this only runs
+    for the rare files that mention it)."""
+    import io
+    import tokenize
+
+    previous = ""
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.OP and token.string == "(" and previous == "set_default_device":
+                return True
+            previous = token.string if token.type == tokenize.NAME else ""
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return True  # cannot tell: assume it may be called (fewer findings, never wrong ones)
+    return False

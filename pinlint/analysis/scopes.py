@@ -188,6 +188,14 @@ class ScopeNames:
                 return func.attr.value in torch_api.NUMPY_ARRAY_FUNCTIONS
         return False
 
+    def is_dtype_attribute(self, node: cst.BaseExpression) -> bool:
+        """``torch.float16`` (any alias of torch), or a name imported from torch that is one."""
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+            return node.value.value in self.torch_modules and node.attr.value in torch_api.DTYPES
+        if isinstance(node, cst.Name):
+            return self.torch_functions.get(node.value) in torch_api.DTYPES
+        return False
+
     def is_dtype(self, node: cst.BaseExpression) -> bool:
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
             if node.value.value in self.torch_modules:

@@ -36,6 +36,7 @@ from pinlint.analysis.values import (
     combine,
     derived,
     is_host,
+    is_true as is_true_value,
     is_pydata,
     is_tensor,
     kinds,
@@ -53,6 +54,11 @@ class Context(Protocol):
     default_device_unknown: bool
     #: The statement being walked (for ``# noqa`` rows of events).
     statement: cst.CSTNode
+
+    @property
+    def loops(self) -> tuple[int, ...]:
+        """ids of the loops being walked, innermost last."""
+        ...
 
     def value_of(self, node: cst.BaseExpression) -> Value:
         """The value computed for an already evaluated expression (UNKNOWN if none)."""
@@ -220,6 +226,13 @@ def torch_call(ctx: Context, name: str, call: cst.Call, arg_values: list[Value])
 
 
 # ---------------------------------------------------------------------------- tensor methods
+def _holds_true(ctx: Context) -> Callable[[cst.BaseExpression], bool]:
+    """``non_blocking=nb`` counts when ``nb`` is ``True`` on every path (a local bound to it, or a
+    parameter whose default is ``True``)."""
+    return lambda node: is_true_value(ctx.value_of(node))
+
+
+
 MethodHandler = Callable[[Context, str, cst.BaseExpression, Value, cst.Call], Value]
 
 
@@ -231,13 +244,13 @@ def _to(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: 
     device: cst.BaseExpression | None = keywords["device"].value if "device" in keywords else None
     nb_position = 2
     if device is None and args:
-        if ctx.names.is_dtype(args[0]):
-            nb_position = 1
+        if ctx.names.is_dtype(args[0]) or only(ctx.value_of(args[0]), Kind.DTYPE):
+            nb_position = 1  # `.to(dtype, non_blocking)`: a cast, not a copy
         else:
             device = args[0]
             if is_tensor(ctx.value_of(args[0])):
                 nb_position = 1  # `.to(other_tensor, non_blocking)`
-    is_non_blocking = non_blocking(call, args, nb_position)
+    is_non_blocking = non_blocking(call, args, nb_position, _holds_true(ctx))
     if device is None:
         return derived(receiver, call, "a dtype cast")  # dtype-only cast: a new host tensor
     other_value = ctx.value_of(device)
@@ -261,7 +274,7 @@ def _to(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: 
     if target is DeviceClass.OTHER:
         return UNKNOWN  # e.g. "meta": no memory at all
     if is_non_blocking:
-        ctx.events.copy(receiver_node, receiver, call, ".to", device, None, ctx.statement)
+        ctx.events.copy(receiver_node, receiver, call, ".to", device, None, ctx.statement, ctx.loops)
     return DEVICE
 
 
@@ -271,8 +284,8 @@ def _cuda(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver
         return DEVICE  # `.cuda(*args)`: a device tensor either way; the flag is not visible
     keywords = keyword_args(call)
     device = keywords["device"].value if "device" in keywords else (args[0] if args else None)
-    if non_blocking(call, args, 1):
-        ctx.events.copy(receiver_node, receiver, call, ".cuda", device, None, ctx.statement)
+    if non_blocking(call, args, 1, _holds_true(ctx)):
+        ctx.events.copy(receiver_node, receiver, call, ".cuda", device, None, ctx.statement, ctx.loops)
     return DEVICE
 
 
@@ -280,9 +293,11 @@ def _copy(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver
     args = positional(call)
     if not args:
         return receiver  # `dst.copy_(*args)` or no source: nothing visible is copied
-    if non_blocking(call, args, 1) and not is_host(receiver):
+    if non_blocking(call, args, 1, _holds_true(ctx)) and not is_host(receiver):
         # The destination is not provably host memory: a host-to-device copy.
-        ctx.events.copy(args[0], ctx.value_of(args[0]), call, ".copy_", None, receiver_node, ctx.statement)
+        ctx.events.copy(
+            args[0], ctx.value_of(args[0]), call, ".copy_", None, receiver_node, ctx.statement, ctx.loops
+        )
     return receiver  # copy_ returns its destination
 
 

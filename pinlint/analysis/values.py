@@ -31,6 +31,8 @@ class Kind(enum.Enum):
     DEVICE = "device"
     PYDATA = "pydata"
     NUMPY = "numpy"
+    #: A torch dtype object (``torch.float16``): a ``.to(dtype)`` target is no device.
+    DTYPE = "dtype"
     UNKNOWN = "unknown"
 
 
@@ -67,12 +69,22 @@ PINNED_ORIGIN = Origin(Kind.PINNED)
 DEVICE_ORIGIN = Origin(Kind.DEVICE)
 PYDATA_ORIGIN = Origin(Kind.PYDATA)
 NUMPY_ORIGIN = Origin(Kind.NUMPY)
+#: The literal ``True`` (Python data that a ``non_blocking=`` argument may hold).
+TRUE_ORIGIN = Origin(Kind.PYDATA, what="True")
+DTYPE_ORIGIN = Origin(Kind.DTYPE)
 
 UNKNOWN: Value = frozenset({UNKNOWN_ORIGIN})
 PINNED: Value = frozenset({PINNED_ORIGIN})
 DEVICE: Value = frozenset({DEVICE_ORIGIN})
 PYDATA: Value = frozenset({PYDATA_ORIGIN})
 NUMPY: Value = frozenset({NUMPY_ORIGIN})
+TRUE: Value = frozenset({TRUE_ORIGIN})
+DTYPE: Value = frozenset({DTYPE_ORIGIN})
+
+
+def is_true(value: Value) -> bool:
+    """The value is the literal ``True`` on every path."""
+    return value == TRUE
 
 
 def pageable(

@@ -45,6 +45,8 @@ def _device_text(ctx: RuleContext, node: cst.BaseExpression) -> tuple[str, bool]
 def _plan(hit: SinkHit, ctx: RuleContext) -> tuple[FixPlan | None, str | None]:
     import libcst as cst
 
+    from pinlint.analysis.values import is_tensor
+    from pinlint.fix import safety
     from pinlint.fix.edits import set_keyword_to_helper
 
     call = hit.origin.node
@@ -52,7 +54,14 @@ def _plan(hit: SinkHit, ctx: RuleContext) -> tuple[FixPlan | None, str | None]:
         return None, "no automatic fix for this construction"
     unsafe: list[str] = []
     device_node: cst.BaseExpression | None
-    if hit.copy_dst is not None:
+    allocated_on = _allocation_device(hit.copy_dst, ctx) if hit.copy_dst is not None else None
+    if allocated_on is not None:
+        # `torch.zeros(n, device=dev).copy_(x, ...)`: the destination's device is `dev`.
+        device_text, pure = _device_text(ctx, allocated_on)
+        device_node = allocated_on
+        if not pure:
+            unsafe.append("the device expression would be evaluated twice and may have side effects")
+    elif hit.copy_dst is not None:
         dst_text, pure = _device_text(ctx, hit.copy_dst)
         if not pure:
             dst_text = f"({dst_text})"
@@ -64,22 +73,33 @@ def _plan(hit: SinkHit, ctx: RuleContext) -> tuple[FixPlan | None, str | None]:
         device_node = hit.device
         if not pure:
             unsafe.append("the device expression would be evaluated twice and may have side effects")
+        if is_tensor(ctx.interpreter.value_of(hit.device)):
+            # `.to(other_tensor, non_blocking=True)` copies to that tensor's device.
+            device_text = f"{device_text}.device" if pure else f"({device_text}).device"
+        elif not safety.looks_like_device(hit.device, ctx):
+            unsafe.append(f"`{device_text}` may be a tensor or a dtype rather than a device")
     else:
         device_text, device_node = None, None  # `.cuda()`: the current CUDA device
     if device_text is not None and "\n" in device_text:
         return None, "no automatic fix: the device expression spans several lines"
     construction_row = ctx.start(call).row
-    if not hit.chained:
+    if not hit.chained and device_node is not None:
         late = _assigned_after(device_node, construction_row, ctx)
         if late is not None:
             return None, (
                 f"no automatic fix: `{late}` is assigned after the construction, so the device is not "
                 "known where the tensor is allocated"
             )
+        problem = safety.device_problem(hit, device_node, ctx)
+        if isinstance(problem, safety.Decline):
+            return None, problem.reason
+        if problem is not None:
+            unsafe.append(problem)
     if hit.origin.factory == "tensor" and not hit.origin.data_is_python:
         unsafe.append(
             "the data may be a numpy array or a tensor, for which `torch.tensor(..., pin_memory=True)` raises"
         )
+    unsafe.extend(safety.race_problems(hit, ctx))
     edits = set_keyword_to_helper(call, "pin_memory", ctx.positions)
     if edits is None:
         return None, "no automatic fix: the call passes `**kwargs`, which may already hold `pin_memory`"
@@ -87,10 +107,27 @@ def _plan(hit: SinkHit, ctx: RuleContext) -> tuple[FixPlan | None, str | None]:
         edits=edits,
         device_text=device_text,
         applicability=Applicability.UNSAFE if unsafe else Applicability.SAFE,
-        unsafe_reason="; ".join(unsafe),
+        unsafe_reason="; ".join(dict.fromkeys(unsafe)),
         title=TITLE,
     )
     return plan, None
+
+
+def _allocation_device(node: cst.BaseExpression, ctx: RuleContext) -> cst.BaseExpression | None:
+    """The ``device=`` of a torch factory call (the destination of ``.copy_``), if visible."""
+    import libcst as cst
+
+    from pinlint import torch_api
+
+    if not isinstance(node, cst.Call):
+        return None
+    name = ctx.interpreter.names.torch_function(node.func)
+    if name not in torch_api.PINNABLE_FACTORIES and name not in torch_api.PINNABLE_LIKE_FACTORIES:
+        return None
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value == "device":
+            return arg.value
+    return None
 
 
 def _assigned_after(device: cst.BaseExpression | None, construction_row: int, ctx: RuleContext) -> str | None:

@@ -1658,7 +1658,8 @@ RACE = [
         def make(device, rows):
             out = []
             for row in rows:
-                buf = torch.tensor(row)
+                # Python data (a comprehension), fresh each iteration: pinning it is safe.
+                buf = torch.tensor([v for v in row])
                 out.append(buf.to(device, non_blocking=True))
             return out
         def main(device):
