@@ -74,8 +74,10 @@ def analyze_text(text: str, settings: AnalysisSettings, *, newline: str = "\n") 
     whole_file = segments == [WHOLE_FILE]
     for segment in [] if whole_file else segments:
         source = segment_text(lines, segment)
-        if source is not None and not source_token.search(source):
-            continue  # nothing in this function can make a host tensor: no finding possible
+        if source is not None and not source_token.search(source) and not source_token.may_receive(source, text):
+            # Nothing in this function makes a host tensor, nor reads one another function of
+            # this file may have made (an attribute, a call's result): no finding possible.
+            continue
         module = parse(source) if source is not None else None
         if module is None:
             # A cut that does not parse (see triage): fall back to the whole file.
@@ -93,11 +95,7 @@ def analyze_text(text: str, settings: AnalysisSettings, *, newline: str = "\n") 
 
     deadline = time.monotonic() + FILE_TIME_LIMIT
     try:
-        for module, segment, source_text in parsed:
-            result.parsed_lines += len(lines) if segment.whole_file else segment.end - segment.start
-            result.findings.extend(
-                _module_findings(module, segment, names, lines, rules, source_text, deadline, result.over_budget)
-            )
+        result.findings.extend(_findings(parsed, names, lines, rules, deadline, result))
     except BudgetExceeded:
         # A watchdog, not a budget: report the file as skipped rather than hang the run.
         result.findings = []
@@ -110,54 +108,71 @@ def analyze_text(text: str, settings: AnalysisSettings, *, newline: str = "\n") 
     return result
 
 
-def _module_findings(
-    module: object,
-    segment: Segment,
+def _findings(
+    parsed: list[tuple[object, Segment, str]],
     names: FileNames,
     lines: list[str],
     rules: RuleSet,
-    source: str,
     deadline: float,
-    over_budget: list[tuple[int, str, str]],
+    result: FileAnalysis,
 ) -> list[Finding]:
-    import libcst as cst
-
+    """Interpret the candidate functions (and, on demand, the functions of the file they depend
+    on), then the callers of functions that copy their parameters; rules turn events into
+    findings."""
     from pinlint.analysis import expressions
-    from pinlint.analysis.events import EventSink, SinkHit
-    from pinlint.analysis.interpreter import BudgetExceeded, Interpreter
-    from pinlint.analysis.positions import Positions
-    from pinlint.analysis.scopes import iter_statements
+    from pinlint.analysis.interpreter import Interpreter
+    from pinlint.analysis.summaries import FileSummaries
+
+    def make(scope, sink, summaries):  # type: ignore[no-untyped-def]
+        return Interpreter(
+            names, scope, sink, budget=expressions.SCOPE_STEP_BUDGET, deadline=deadline, summaries=summaries
+        )
+
+    summaries = FileSummaries(names, lines, rules.listened, make)
+    reported = []
+    for module, segment, source_text in parsed:
+        result.parsed_lines += len(lines) if segment.whole_file else segment.end - segment.start
+        start = -1 if segment.whole_file else segment.start
+        done = summaries.interpret(start, module, segment, source_text)  # type: ignore[arg-type]
+        if done is not None:
+            reported.append(done)
+    for start in summaries.callers_of_copying_functions():
+        caller = summaries.parsed(start)
+        if caller is not None:
+            result.parsed_lines += caller.segment.end - caller.segment.start
+            reported.append(caller)
+    result.over_budget.extend(summaries.over_budget)
+    findings: list[Finding] = []
+    seen_parsed: set[int] = set()
+    seen_births: set[int] = set()  # one finding per construction: the first copy it reaches
+    for done in reported:
+        if id(done) in seen_parsed:
+            continue
+        seen_parsed.add(id(done))
+        findings.extend(_rule_findings(done, summaries, rules, seen_births))
+    return findings
+
+
+def _rule_findings(done, summaries, rules: RuleSet, seen: set[int]) -> list[Finding]:  # type: ignore[no-untyped-def]
+    from pinlint.analysis.events import SinkHit
+    from pinlint.analysis.positions import CompositePositions
     from pinlint.rules.base import RuleContext
 
-    assert isinstance(module, cst.Module)
-    functions = [s for s in iter_statements(list(module.body), into_functions=True) if isinstance(s, cst.FunctionDef)]
-    listened = rules.listened
-    walked = []
-    for scope in [module, *functions]:
-        interpreter = Interpreter(
-            names, scope, EventSink(listened), budget=expressions.SCOPE_STEP_BUDGET, deadline=deadline
-        )
-        try:
-            interpreter.run()
-        except BudgetExceeded as exc:
-            if interpreter.timed_out:
-                raise
-            # Its values past the budget are unknown: drop what it found (precision first).
-            name = scope.name.value if isinstance(scope, cst.FunctionDef) else "<module>"
-            over_budget.append((segment.start + 1 if not segment.whole_file else 0, name, str(exc)))
-            continue
-        if interpreter.events.events:
-            walked.append(interpreter)
+    walked = [i for i in done.interpreters if i.events.events]
     if not walked:
         return []
-    positions = Positions(module, segment, lines, source)  # only paid for when something was found
+    primary = summaries.positions_for(done)  # only paid for when something was found
+
+    def others():  # type: ignore[no-untyped-def]
+        return [summaries.positions_for(p) for p in summaries.all_parsed() if p is not done]
+
+    positions = CompositePositions(primary, others)
     findings: list[Finding] = []
     for interpreter in walked:
-        ctx = RuleContext(module, positions, interpreter)
+        ctx = RuleContext(done.module, positions, interpreter, summaries)
         events = interpreter.events.events
         # Copies first (one finding per construction: the first copy it reaches), then the rest.
         ordered = [e for e in events if isinstance(e, SinkHit)] + [e for e in events if not isinstance(e, SinkHit)]
-        seen: set[int] = set()
         for event in ordered:
             if isinstance(event, SinkHit):
                 if id(event.origin.node) in seen:
@@ -191,10 +206,26 @@ class _SourceTokens:
     def __init__(self, names: FileNames) -> None:
         extra = [n.rsplit(".", 1)[-1] for n in (*names.torch_functions, *names.host_functions)]
         self.needles = [f"{name}(" for name in (*_SOURCE_NAMES, *extra)] + ['"cpu', "'cpu"]
+        self._file_has_source: bool | None = None
+        self._defined: set[str] = set()
 
     def search(self, text: str) -> bool:
         return any(needle in text for needle in self.needles)
 
+    def may_receive(self, segment: str, text: str) -> bool:
+        """The segment may copy a tensor made elsewhere in the file: the file makes host tensors
+        somewhere, and the segment reads ``self.`` attributes or calls a function defined here."""
+        if self._file_has_source is None:
+            self._file_has_source = self.search(text)
+            self._defined = set(_DEF_NAME.findall(text))
+        if not self._file_has_source:
+            return False
+        if "self." in segment:
+            return True
+        return any(name + "(" in segment for name in self._defined)
+
+
+_DEF_NAME = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 
 _MAX_NESTING = 200
 _BRACKET = re.compile(r"[()\[\]{}\n]")

@@ -38,6 +38,21 @@ COMBINING_FUNCTIONS: frozenset[str] = frozenset(
      "add", "sub", "mul", "div", "cumsum", "flatten", "repeat_interleave", "roll", "flip", "sort", "argsort"}
 )
 
+#: Of those, the ones whose result follows their *first* (data) input; the other arguments are
+#: sizes, counts or dims (``repeat_interleave(host, unknown_repeats)`` is still a host tensor).
+DATA_FIRST_FUNCTIONS: frozenset[str] = frozenset(
+    {"cumsum", "flatten", "repeat_interleave", "roll", "flip", "sort", "argsort", "clamp", "abs", "neg"}
+)
+
+#: ``torch.nn.functional`` functions treated like ``DATA_FIRST_FUNCTIONS`` (``F.pad(host, ...)``).
+FUNCTIONAL_DATA_FIRST: frozenset[str] = frozenset({"pad"})
+
+#: Library functions outside torch that return host tensors in pageable memory (or a dict of
+#: them): their results cannot be pinned where they are made. Dotted names as imported.
+HOST_LIBRARY_FUNCTIONS: frozenset[str] = frozenset(
+    {"safetensors.torch.load_file", "safetensors.torch.load"}
+)
+
 #: Tensor methods that return a *new* tensor on the same device, never pinned.
 NEW_TENSOR_METHODS: frozenset[str] = frozenset(
     {"clone", "int", "long", "float", "double", "half", "bfloat16", "bool", "short", "char", "byte",

@@ -30,6 +30,22 @@ class SinkHit:
     sink_statement: cst.CSTNode
     #: ids of the loops enclosing the copy, innermost last.
     loops: tuple[int, ...] = ()
+    #: For a copy in another function that receives the tensor as an argument: the call that
+    #: hands it over (in the function analysed).
+    via: cst.Call | None = None
+
+
+@dataclass(frozen=True)
+class ParameterCopy:
+    """A non_blocking host-to-device copy of a parameter: callers that pass a pageable tensor
+    for it make a pageable copy (read by the summaries of ``analysis.summaries``)."""
+
+    parameter: str
+    sink: cst.Call
+    api: str
+    device: cst.BaseExpression | None
+    copy_dst: cst.BaseExpression | None
+    sink_statement: cst.CSTNode
 
 
 @dataclass(frozen=True)
@@ -52,6 +68,8 @@ class EventSink:
         self.listened = listened
         self.events: list[Event] = []
         self._seen: set[tuple[int, ...]] = set()
+        #: Copies whose source is a parameter (on some path).
+        self.parameter_copies: list[ParameterCopy] = []
 
     @property
     def wants_constructions(self) -> bool:
@@ -67,6 +85,7 @@ class EventSink:
         copy_dst: cst.BaseExpression | None,
         statement: cst.CSTNode,
         loops: tuple[int, ...] = (),
+        via: cst.Call | None = None,
     ) -> None:
         """A non_blocking host-to-device copy of ``source`` (a SinkHit per pageable origin)."""
         if SinkHit not in self.listened:
@@ -74,14 +93,18 @@ class EventSink:
         if Kind.DEVICE in kinds(source):
             return  # host-ness rests on a run-time condition (some path is already on a device)
         for origin in source:
+            if origin.parameter and via is None:
+                self.parameter_copies.append(
+                    ParameterCopy(origin.parameter, call, api, device, copy_dst, statement)
+                )
             if origin.kind is not Kind.PAGEABLE or origin.node is None:
                 continue
             key = (id(origin.node), id(call))
             if key in self._seen:
                 continue
             self._seen.add(key)
-            chained = strip_views(source_node) is origin.node
-            self.events.append(SinkHit(origin, call, api, device, copy_dst, chained, statement, loops))
+            chained = via is None and strip_views(source_node) is origin.node
+            self.events.append(SinkHit(origin, call, api, device, copy_dst, chained, statement, loops, via))
 
     def construction(self, call: cst.Call, factory: str, device_arg: cst.Arg, statement: cst.CSTNode) -> None:
         if DeviceConstruction not in self.listened:

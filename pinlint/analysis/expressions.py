@@ -7,6 +7,7 @@ Every bail-out (a value becomes ``unknown``) says why in a comment: precision fi
 from __future__ import annotations
 
 import time
+from typing import Protocol
 
 import libcst as cst
 
@@ -40,6 +41,16 @@ _READ_ONLY_BUILTINS = frozenset(
 )
 
 
+class Summaries(Protocol):
+    """What the rest of the file says about names this function does not bind itself."""
+
+    def attribute(self, evaluator: Evaluator, key: str) -> Value | None: ...
+
+    def call(self, evaluator: Evaluator, call: cst.Call) -> Value | None: ...
+
+    def forward_arguments(self, evaluator: Evaluator, call: cst.Call) -> None: ...
+
+
 class BudgetExceeded(Exception):
     """The scope took more analysis steps (or time) than allowed: its results are dropped."""
 
@@ -62,6 +73,7 @@ class Evaluator:
         *,
         budget: int = SCOPE_STEP_BUDGET,
         deadline: float | None = None,
+        summaries: Summaries | None = None,
     ) -> None:
         self.file_names = names
         self.scope = scope
@@ -90,6 +102,15 @@ class Evaluator:
         #: ids of tuple/list literals that are not containers a tensor could escape into (the
         #: direct arguments of torch calls, the right side of an unpacking assignment).
         self._transparent: set[int] = set()
+        #: What other functions of the file do (attributes they set, what they return, which
+        #: parameters they copy); None: this function is analysed on its own.
+        self.summaries = summaries
+        #: ``self.<attr>`` -> every value this function assigns to it.
+        self.attribute_values: dict[str, Value] = {}
+        #: The values of this function's ``return`` statements.
+        self.returns: list[Value] = []
+        #: Nested ``def``s of this function, by name.
+        self.local_functions: dict[str, cst.FunctionDef] = {}
 
     @property
     def loops(self) -> tuple[int, ...]:
@@ -112,6 +133,11 @@ class Evaluator:
 
     def value_of(self, node: cst.BaseExpression) -> Value:
         return self._values.get(id(node), UNKNOWN)
+
+    def list_elements(self, node: cst.BaseExpression) -> Value | None:
+        key = dotted(node)
+        elements = self.env.get(key + ".[]") if key is not None else None
+        return elements or None  # an empty list: nothing known to combine
 
     def step(self) -> None:
         self.steps += 1
@@ -150,6 +176,10 @@ class Evaluator:
             if self.names.is_dtype_attribute(node):
                 return DTYPE  # `torch.float16`
             self.ev(node.value)
+            if self.summaries is not None and key is not None and key.startswith("self.") and key.count(".") == 1:
+                summary = self.summaries.attribute(self, key)
+                if summary is not None:
+                    return summary  # what the class's methods assign to it
             return UNKNOWN  # an attribute set outside this function: unknown provenance
         if isinstance(node, cst.Call):
             return self._call(node)
@@ -233,7 +263,11 @@ class Evaluator:
             self.ev(node.value)
         elif isinstance(node, cst.Return):
             if node.value is not None:
-                self.host_escape(self.ev(node.value), node, "returned")
+                value = self.ev(node.value)
+                self.returns.append(value)
+                self.host_escape(value, node, "returned")
+            else:
+                self.returns.append(PYDATA)
         else:
             for child in node.children:
                 if isinstance(child, cst.BaseExpression):
@@ -279,6 +313,10 @@ class Evaluator:
                 if arg.keyword is not None and arg.keyword.value == "out":
                     self.host_write(value, call, f"`out=` of `torch.{torch_name}()`")
             return torch_semantics.torch_call(self, torch_name, call, arg_values)
+        functional = self.names.functional(func)
+        if functional in torch_api.FUNCTIONAL_DATA_FIRST and call.args:
+            values = [self.ev(arg.value) for arg in call.args]
+            return derived(values[0], call, f"F.{functional}(...)") if is_tensor(values[0]) else UNKNOWN
         taught = dotted(func)
         pinned_functions = self.file_names.pinned_functions
         host_functions = self.file_names.host_functions
@@ -303,6 +341,15 @@ class Evaluator:
                 self.host_write(receiver, call, f"`.{method}()`")  # PyTorch's in-place convention
             elif method == "numpy":
                 self.host_write(receiver, call, "a numpy view (`.numpy()`), which may be written")
+            if method == "append" and isinstance(func.value, (cst.Name, cst.Attribute)):
+                self._appended(func.value, call)
+            if (
+                self.summaries is not None
+                and isinstance(func.value, cst.Name)
+                and func.value.value == "self"
+                and method not in torch_semantics.TENSOR_METHODS
+            ):
+                return self._summarised(call)
             return torch_semantics.method_call(self, method, func.value, receiver, call)
         self.ev(func)
         builtin = isinstance(func, cst.Name) and func.value not in self.env
@@ -313,7 +360,29 @@ class Evaluator:
             self._escaping_args(call, f"`{dotted(func) or 'a call'}()`")
         if builtin and func.value in torch_api.PYTHON_DATA_BUILTINS:
             return PYDATA
+        library = self.names.library_source(func)
+        if library is not None:
+            return pageable(call, pinnable=False, what=f"{library}(...)")
+        if self.summaries is not None and isinstance(func, cst.Name):
+            return self._summarised(call)
         return UNKNOWN  # a call into project or library code: unknown provenance
+
+    def _summarised(self, call: cst.Call) -> Value:
+        """A call to another function of this file: what it returns, and the copies it makes of
+        the arguments it is given."""
+        assert self.summaries is not None
+        self.summaries.forward_arguments(self, call)
+        summary = self.summaries.call(self, call)
+        return UNKNOWN if summary is None else summary  # not summarised: unknown provenance
+
+    def _appended(self, target: cst.BaseExpression, call: cst.Call) -> None:
+        """``parts.append(t)``: remember what the list holds, for ``torch.cat(parts)``."""
+        key = dotted(target)
+        args = [a.value for a in call.args if a.keyword is None and not a.star]
+        if key is None or len(args) != 1 or key + ".[]" not in self.env:
+            return  # not a list this function built: its elements are not ours to know
+        current = self.env.get(key + ".[]")
+        self.env.set(key + ".[]", (current or frozenset()) | self.value_of(args[0]))
 
     def _escaping_args(self, call: cst.Call, callee: str) -> None:
         """Evaluate arguments handed to code we do not see: it may keep or write them."""

@@ -18,7 +18,12 @@ import libcst as cst
 from pinlint.analysis.env import Changes, join
 from pinlint.analysis.expressions import BudgetExceeded, Evaluator
 from pinlint.analysis.scopes import dotted, flatten_targets
-from pinlint.analysis.values import TRUE, UNKNOWN, Value, is_pydata
+from pinlint.analysis.values import TRUE, UNKNOWN, Origin, Kind, Value, is_pydata, parameter
+
+
+def local_function(node: cst.FunctionDef) -> Value:
+    """The value a nested ``def`` binds: unknown, but recognisable as that function."""
+    return frozenset({Origin(Kind.UNKNOWN, node, what="function")})
 
 __all__ = ["BudgetExceeded", "Interpreter"]
 
@@ -49,6 +54,8 @@ class Interpreter(Evaluator):
                 if isinstance(param.default, cst.Name) and param.default.value == "True":
                     # `non_blocking=True` as a default: most calls use it.
                     self.env.set(param.name.value, TRUE)
+                else:
+                    self.env.set(param.name.value, parameter(param, param.name.value))
             body = self.scope.body
             statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
         else:
@@ -87,7 +94,11 @@ class Interpreter(Evaluator):
             # Nested functions and classes are scopes of their own, analysed separately; what
             # they mention of this scope escapes into them.
             self.captured(statement.body, statement, f"`{statement.name.value}`")
-            self._bind(statement.name, UNKNOWN)
+            if isinstance(statement, cst.FunctionDef):
+                self.local_functions[statement.name.value] = statement
+                self._bind(statement.name, local_function(statement))
+            else:
+                self._bind(statement.name, UNKNOWN)
 
     def _if(self, statement: cst.If) -> None:
         # An elif chain is walked as a loop over its branches, not by recursion.
@@ -318,7 +329,14 @@ class Interpreter(Evaluator):
         self.bindings.setdefault(key, []).append(self.statement)
         if "." in key:
             self.uses.record("escape", value, target, f"stored in `{key}`", self.loops, attribute=key)
+            if key.startswith("self."):
+                self.attribute_values[key] = self.attribute_values.get(key, frozenset()) | value
         self.env.bind(key, value)
+        if isinstance(value_node, (cst.List, cst.Tuple)):
+            elements = [self.value_of(e.value) for e in value_node.elements]
+            self.env.set(key + ".[]", frozenset().union(*elements) if elements else frozenset())
+        elif isinstance(value_node, cst.ListComp):
+            self.env.set(key + ".[]", self.value_of(value_node.elt))
 
 
 def _source_hint(node: cst.BaseExpression) -> str:

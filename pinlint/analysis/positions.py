@@ -130,3 +130,38 @@ class Positions:
     def _dedented(self, row: int) -> bool:
         text = self.lines[row - 1] if 0 < row <= len(self.lines) else ""
         return bool(text.strip()) and not text.lstrip().startswith("#")
+
+
+class CompositePositions:
+    """Positions of nodes from several parsed segments of one file (a finding whose tensor is
+    born in one function and copied in another)."""
+
+    def __init__(self, primary: Positions, others) -> None:  # type: ignore[no-untyped-def]
+        self.primary = primary
+        self._others = others  # a callable returning the other segments' Positions
+        self.lines = primary.lines
+
+    def _find(self, node: cst.CSTNode) -> Positions:
+        try:
+            self.primary.start(node)
+            return self.primary
+        except KeyError:
+            for positions in self._others():
+                try:
+                    positions.start(node)
+                    return positions
+                except KeyError:
+                    continue
+        raise KeyError(node)
+
+    def start(self, node: cst.CSTNode) -> Location:
+        return self._find(node).start(node)
+
+    def end(self, node: cst.CSTNode) -> Location:
+        return self._find(node).end(node)
+
+    def rows(self, node: cst.CSTNode) -> tuple[int, int]:
+        return self._find(node).rows(node)
+
+    def snippet(self, row: int) -> str:
+        return self.primary.snippet(row)

@@ -188,6 +188,26 @@ class ScopeNames:
                 return func.attr.value in torch_api.NUMPY_ARRAY_FUNCTIONS
         return False
 
+    def library_source(self, func: cst.BaseExpression) -> str | None:
+        """The dotted name of a known host-returning library function (``load_file``), if
+        ``func`` resolves to one through the file's imports."""
+        chain = dotted(func)
+        if chain is None:
+            return None
+        root, _, rest = chain.partition(".")
+        module = self.file.modules.get(root)
+        if module is None:
+            return None
+        full = f"{module}.{rest}" if rest else module
+        return full if full in torch_api.HOST_LIBRARY_FUNCTIONS else None
+
+    def functional(self, func: cst.BaseExpression) -> str | None:
+        """``"pad"`` for ``F.pad`` where ``F`` is ``torch.nn.functional``."""
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            if self.file.modules.get(func.value.value) == "torch.nn.functional":
+                return func.attr.value
+        return None
+
     def is_dtype_attribute(self, node: cst.BaseExpression) -> bool:
         """``torch.float16`` (any alias of torch), or a name imported from torch that is one."""
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):

@@ -64,6 +64,10 @@ class Context(Protocol):
         """The value computed for an already evaluated expression (UNKNOWN if none)."""
         ...
 
+    def list_elements(self, node: cst.BaseExpression) -> Value | None:
+        """For a list this function built (``parts.append(t)``): its elements' values."""
+        ...
+
 
 # ---------------------------------------------------------------------------- shared facts
 def device_kw(ctx: Context, call: cst.Call) -> tuple[DeviceClass, cst.Arg | None]:
@@ -101,7 +105,24 @@ def allocated_value(
     if device is DeviceClass.DEFAULT and ctx.default_device_unknown:
         return UNKNOWN  # a default device may be set: the factory may allocate on it
     data_is_python = data is not None and is_pydata(data)
-    return pageable(call, pinnable=True, what=what, data_is_python=data_is_python, factory=factory)
+    return pageable(
+        call, pinnable=True, what=what, data_is_python=data_is_python, factory=factory, vector=_vector(call, factory)
+    )
+
+
+def _vector(call: cst.Call, factory: str) -> bool:
+    """The allocation is provably not 0-dimensional: list data, or sizes given."""
+    args = [a.value for a in call.args if a.keyword is None and not a.star]
+    if factory == "tensor":
+        return bool(args) and isinstance(args[0], (cst.List, cst.ListComp, cst.Tuple))
+    if factory in ("arange", "linspace", "logspace", "randperm", "eye", "tril_indices", "triu_indices"):
+        return True
+    if factory in torch_api.SIZED_FACTORIES or factory == "empty_strided":
+        # A size argument; `torch.zeros(())` is the 0-dim spelling.
+        return bool(args) and not (isinstance(args[0], (cst.Tuple, cst.List)) and not args[0].elements)
+    if factory == "randint":
+        return any(isinstance(a, (cst.Tuple, cst.List)) and a.elements for a in args)
+    return False
 
 
 def _check_device_construction(ctx: Context, call: cst.Call, name: str, data: Value) -> None:
@@ -180,13 +201,26 @@ def _combining(ctx: Context, name: str, call: cst.Call, args: list[Value], first
     for arg, value in zip(call.args, args):
         if arg.keyword is not None:
             continue
+        elements = ctx.list_elements(arg.value)
         if isinstance(arg.value, (cst.List, cst.Tuple)):
             inputs.extend(ctx.value_of(e.value) for e in arg.value.elements)
+        elif elements is not None:
+            inputs.append(elements)  # `torch.cat(parts)` of a list built here
         else:
             inputs.append(value)
+    if name in torch_api.DATA_FIRST_FUNCTIONS:
+        inputs = inputs[:1]  # the other arguments are counts, sizes or dims
     if not inputs or any(is_pydata(v) for v in inputs[:1]):
         return UNKNOWN  # e.g. torch.cat(list_of_tensors): the elements are not visible
     return combine(inputs, call, f"torch.{name}(...)")
+
+
+def _load(ctx: Context, name: str, call: cst.Call, args: list[Value], first: Value) -> Value:
+    """``torch.load(f, map_location="cpu")``: host tensors in pageable memory."""
+    location = keyword_args(call).get("map_location")
+    if location is not None and classify_device(location.value, ctx.names.torch_function) is DeviceClass.HOST:
+        return pageable(call, pinnable=False, what="torch.load(...)")
+    return UNKNOWN  # saved devices are restored: the tensors may be anywhere
 
 
 def _table() -> dict[str, TorchHandler]:
@@ -198,6 +232,7 @@ def _table() -> dict[str, TorchHandler]:
         (torch_api.UNPINNABLE_DATA_FACTORIES, _as_tensor),
         (torch_api.MEMORY_SHARING_FACTORIES, _memory_sharing),
         (torch_api.COMBINING_FUNCTIONS, _combining),
+        (frozenset({"load"}), _load),
     ]
     for names, handler in families:  # earlier families win where names overlap
         for name in names:

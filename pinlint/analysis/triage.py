@@ -88,7 +88,7 @@ def _is_hit(line: str) -> bool:
     return not (stripped.startswith("#") or _DEF.match(line))
 
 
-def _enclosing_def(lines: list[str], hit: int) -> int | None:
+def enclosing_def(lines: list[str], hit: int) -> int | None:
     """Index of the outermost ``def`` whose body holds line ``hit``, or None (module level)."""
     bound = _indent_of(lines[hit])
     found: int | None = None
@@ -120,7 +120,7 @@ def _header_end(lines: list[str], start: int) -> int:
     return start
 
 
-def _segment_for(lines: list[str], start: int) -> Segment:
+def segment_for(lines: list[str], start: int) -> Segment:
     indent_str = lines[start][: _indent_of(lines[start])]
     width = len(indent_str)
     end = len(lines)
@@ -162,12 +162,12 @@ def candidate_segments(text: str, triggers: Triggers, lines: list[str] | None = 
     for index in _hit_lines(text, lines, triggers):
         if index < covered_until:
             continue
-        start = _enclosing_def(lines, index)
+        start = enclosing_def(lines, index)
         if start is None:
             # A copy at module or class level: no function to cut out, parse everything.
             return [WHOLE_FILE]
         if start not in segments:
-            segments[start] = _segment_for(lines, start)
+            segments[start] = segment_for(lines, start)
         covered_until = segments[start].end
     return list(segments.values())
 

@@ -60,6 +60,12 @@ class Origin:
     #: For pageable: the torch factory or method that made it (``"tensor"``, ``"zeros"``), ""
     #: for other births. Fix safety reads this, never the display text.
     factory: str = ""
+    #: For pageable: provably not 0-dimensional (a size was given, or list data): combined with
+    #: an operand of unknown device it stays on the host (a CUDA operand would raise).
+    vector: bool = False
+    #: For an unknown value that is a parameter of the function analysed: its name (summaries
+    #: of which parameters reach a copy read it).
+    parameter: str = ""
 
 
 Value = frozenset[Origin]
@@ -88,9 +94,25 @@ def is_true(value: Value) -> bool:
 
 
 def pageable(
-    node: cst.CSTNode, *, pinnable: bool, what: str, data_is_python: bool = False, factory: str = ""
+    node: cst.CSTNode,
+    *,
+    pinnable: bool,
+    what: str,
+    data_is_python: bool = False,
+    factory: str = "",
+    vector: bool = False,
 ) -> Value:
-    return frozenset({Origin(Kind.PAGEABLE, node, pinnable, what, data_is_python, factory)})
+    return frozenset({Origin(Kind.PAGEABLE, node, pinnable, what, data_is_python, factory, vector)})
+
+
+def parameter(node: cst.CSTNode, name: str) -> Value:
+    """A parameter's value: unknown, but named (for summaries of what a function copies)."""
+    return frozenset({Origin(Kind.UNKNOWN, node, what=f"parameter `{name}`", parameter=name)})
+
+
+def is_vector_host(value: Value) -> bool:
+    """Every path gives a host tensor that is provably not 0-dimensional."""
+    return bool(value) and all(o.kind is Kind.PAGEABLE and o.vector for o in value)
 
 
 def kinds(value: Value) -> set[Kind]:
@@ -116,10 +138,11 @@ def only(value: Value, kind: Kind) -> bool:
     return kinds(value) == {kind}
 
 
-def derived(value: Value, node: cst.CSTNode, what: str) -> Value:
+def derived(value: Value, node: cst.CSTNode, what: str, *, elementwise: bool = False) -> Value:
     """A *new* tensor computed from ``value`` on the same device (arithmetic, cast, clone...).
 
-    New host tensors are never pinned, and cannot be pinned at birth (PIN002).
+    New host tensors are never pinned, and cannot be pinned at birth (PIN002). ``elementwise``
+    results keep the input's shape (so its being provably not 0-dimensional).
     """
     k = kinds(value)
     if not value or Kind.UNKNOWN in k:
@@ -128,7 +151,8 @@ def derived(value: Value, node: cst.CSTNode, what: str) -> Value:
         # On the device on every path, or a mix whose host-ness rests on a run-time condition.
         return DEVICE if k == {Kind.DEVICE} else UNKNOWN
     if k <= HOST_KINDS:
-        return pageable(node, pinnable=False, what=what)
+        vector = elementwise and is_vector_host(value)
+        return pageable(node, pinnable=False, what=what, vector=vector)
     return UNKNOWN  # Python data or numpy mixed in: no tensor provenance to follow
 
 
@@ -141,5 +165,11 @@ def combine(values: list[Value], node: cst.CSTNode, what: str) -> Value:
     tensors = [v for v in values if not is_pydata(v)]
     if not tensors:
         return UNKNOWN  # no tensor input: whatever this returns is not a host tensor we know
+    hosts = [v for v in tensors if is_vector_host(v)]
+    if hosts and all(is_vector_host(v) or v == UNKNOWN for v in tensors):
+        # `arange(n) + ids * self.block_size`: a non-0-dim host tensor combined with operands of
+        # unknown kind. A CUDA operand would raise (only 0-dim CPU tensors mix with CUDA ones),
+        # so if this runs, the result is on the host.
+        tensors = hosts
     merged = frozenset().union(*tensors)
-    return derived(merged, node, what)
+    return derived(merged, node, what, elementwise=True)

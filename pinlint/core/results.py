@@ -41,6 +41,15 @@ class FixPlan:
 
 
 @dataclass(frozen=True)
+class RelatedLocation:
+    """Another place a finding involves (the copy its tensor reaches, a call on the way)."""
+
+    location: Location
+    end_location: Location
+    message: str
+
+
+@dataclass(frozen=True)
 class Finding:
     code: str
     message: str
@@ -52,6 +61,7 @@ class Finding:
     noqa_codes: frozenset[str]
     fix_plan: FixPlan | None = None
     fix_note: str | None = None
+    related: tuple[RelatedLocation, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -73,22 +73,28 @@ def device_problem(hit: SinkHit, device: cst.BaseExpression, ctx: RuleContext) -
     return None
 
 
-def race_problems(hit: SinkHit, ctx: RuleContext) -> list[str]:
-    """Host writes (or escapes, after which writes cannot be ruled out) that can follow the copy."""
+def race_problems(hit: SinkHit, ctx: RuleContext, *, across_functions: bool = False) -> list[str]:
+    """Host writes (or escapes, after which writes cannot be ruled out) that can follow the copy.
+
+    ``across_functions``: the tensor lives on (in an attribute, or with the caller) between calls
+    of the copying function, so any write anywhere may follow an earlier copy."""
     origin = hit.origin
-    uses = ctx.interpreter.uses.by_origin.get(origin, [])
+    assert origin.node is not None
+    birth = ctx.interpreter_of(origin.node)
+    uses = list(ctx.interpreter.uses.by_origin.get(origin, []))
+    if birth is not ctx.interpreter:
+        uses += birth.uses.by_origin.get(origin, [])
     if not uses:
         return []
-    assert origin.node is not None
     birth_row = ctx.start(origin.node).row
-    birth_loops = set(ctx.interpreter.uses.birth_loops.get(id(origin.node), ()))
+    birth_loops = set(birth.uses.birth_loops.get(id(origin.node), ()))
     sink_row = ctx.start(hit.sink).row
     problems: list[str] = []
     for use in uses:
         row = ctx.start(use.node).row
         if use.kind == "escape":
             if use.attribute is not None:
-                writer = _attribute_written_elsewhere(use.attribute, ctx)
+                writer = _attribute_written_elsewhere(use.attribute, ctx, whole_file=across_functions)
                 if writer is not None:
                     problems.append(
                         f"`{use.attribute}` is written on line {writer}: once pinned, the copy on line "
@@ -100,7 +106,7 @@ def race_problems(hit: SinkHit, ctx: RuleContext) -> list[str]:
                 f"(once pinned, the copy on line {sink_row} is asynchronous)"
             )
             continue
-        follows = row > sink_row or (row == sink_row and use.node is not hit.sink)
+        follows = across_functions or row > sink_row or (row == sink_row and use.node is not hit.sink)
         for loop in set(use.loops) & set(hit.loops):
             # On the next iteration the write follows this iteration's copy, unless the tensor
             # is allocated afresh in that loop before the write.
@@ -281,7 +287,7 @@ def _call_between(
     return None
 
 
-def _attribute_written_elsewhere(attribute: str, ctx: RuleContext) -> int | None:
+def _attribute_written_elsewhere(attribute: str, ctx: RuleContext, whole_file: bool = False) -> int | None:
     """A line of this file, outside the function analysed, that writes into the tensor held by
     ``attribute`` (``self.x[i] = v``, ``self.x += 1``, ``self.x.fill_(0)``) or hands it to code
     we do not see. Rebinding the attribute (``self.x = other``) is no write to the tensor."""
@@ -293,7 +299,7 @@ def _attribute_written_elsewhere(attribute: str, ctx: RuleContext) -> int | None
         rf"(?<!copy_)\(\s*[\w.]*\.{name}\s*[,)]|,\s*[\w.]*\.{name}\s*[,)]"  # passed as an argument
     )
     scope = ctx.interpreter.scope
-    first, last = ctx.positions.rows(scope) if isinstance(scope, cst.FunctionDef) else (0, 0)
+    first, last = ctx.positions.rows(scope) if isinstance(scope, cst.FunctionDef) and not whole_file else (0, 0)
     for index, line in enumerate(ctx.positions.lines, start=1):
         if first <= index <= last:
             continue  # the analysed function itself: its uses were followed precisely

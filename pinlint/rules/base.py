@@ -8,15 +8,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
+from dataclasses import replace
+
 from pinlint.analysis.events import SinkHit
 from pinlint.analysis.triage import Trigger
-from pinlint.core.results import Finding, FixPlan
+from pinlint.core.results import Finding, FixPlan, RelatedLocation
 
 if TYPE_CHECKING:  # rule modules load without libcst: a warm cached run never imports it
     import libcst as cst
 
     from pinlint.analysis.interpreter import Interpreter
     from pinlint.analysis.positions import Positions
+    from pinlint.analysis.summaries import FileSummaries
     from pinlint.core.diagnostics import Location
 
 #: The copy triggers shared by the rules that follow host tensors into non_blocking copies:
@@ -36,10 +39,53 @@ _API_TEXT = {
 class RuleContext:
     """What a rule may read about the scope an event came from."""
 
-    def __init__(self, module: cst.Module, positions: Positions, interpreter: Interpreter) -> None:
+    def __init__(
+        self,
+        module: cst.Module,
+        positions: Positions,
+        interpreter: Interpreter,
+        summaries: FileSummaries | None = None,
+    ) -> None:
         self.module = module
         self.positions = positions
         self.interpreter = interpreter
+        self.summaries = summaries
+
+    def interpreter_of(self, node: cst.CSTNode) -> Interpreter:
+        """The interpreter of the function where ``node`` (a birth) was evaluated."""
+        if id(node) in self.interpreter.statement_of or self.summaries is None:
+            return self.interpreter
+        for parsed in self.summaries.all_parsed():
+            for interpreter in parsed.interpreters:
+                if id(node) in interpreter.statement_of:
+                    return interpreter
+        return self.interpreter
+
+    def copier_of(self, sink: cst.Call) -> Interpreter | None:
+        """For a copy made in a callee (``SinkHit.via``): the callee's interpreter."""
+        if self.summaries is None:
+            return None
+        for parsed in self.summaries.all_parsed():
+            for interpreter in parsed.interpreters:
+                if any(copy.sink is sink for copy in interpreter.events.parameter_copies):
+                    return interpreter
+        return None
+
+    def sink_row(self, hit: SinkHit) -> int:
+        """The row of the copy's method name (``.to``), not of the start of its receiver."""
+        import libcst as cst
+
+        func = hit.sink.func
+        return self.positions.start(func.attr if isinstance(func, cst.Attribute) else hit.sink).row
+
+    def related(self, hit: SinkHit) -> tuple[RelatedLocation, ...]:
+        """The copy (and the call that hands the tensor over) as related locations."""
+        out = [RelatedLocation(self.positions.start(hit.sink), self.positions.end(hit.sink), "the non_blocking copy")]
+        if hit.via is not None:
+            out.append(
+                RelatedLocation(self.positions.start(hit.via), self.positions.end(hit.via), "the call passing the tensor")
+            )
+        return tuple(out)
 
     def source(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node).strip()
@@ -53,7 +99,7 @@ class RuleContext:
         import libcst as cst
 
         positions = self.positions
-        statement = self.interpreter.statement_of.get(id(node))
+        statement = self.interpreter_of(node).statement_of.get(id(node))
         if statement is None or isinstance(statement, (cst.Module, cst.FunctionDef)):
             return positions.rows(node)
         first, last = positions.rows(statement)
@@ -95,24 +141,37 @@ class RuleContext:
         note: str | None = None,
     ) -> Finding:
         """A finding at the construction of a host tensor that reaches a copy."""
+        import libcst as cst
+
         node = hit.origin.node
         assert node is not None  # SinkHits are recorded for born origins only
         sink_row = self.positions.start(hit.sink).row
-        if hit.sink_statement is not self.interpreter.scope:
+        if not isinstance(hit.sink_statement, (cst.Module, cst.FunctionDef)):
             sink_rows = self.positions.rows(hit.sink_statement)
         else:
             sink_rows = (sink_row, sink_row)
-        return self.finding(
+        finding = self.finding(
             code, node, message, statement_rows=self.statement_rows(node), sink_rows=sink_rows, plan=plan, note=note
         )
+        return replace(finding, related=self.related(hit))
 
     def reaches(self, hit: SinkHit) -> str:
         """``reaches `.to(..., non_blocking=True)` on line 12`` (or "on the same line")."""
+        import libcst as cst
+
         node = hit.origin.node
         assert node is not None
-        sink_row = self.positions.start(hit.sink).row
+        sink_row = self.sink_row(hit)
+        api = _API_TEXT[hit.api]
+        if hit.via is not None:
+            copier = self.copier_of(hit.sink)
+            name = copier.scope.name.value if copier is not None and isinstance(copier.scope, cst.FunctionDef) else "a callee"
+            return f"is passed on line {self.positions.start(hit.via).row} to `{name}()`, which copies it with `{api}` on line {sink_row}"
+        birth = self.interpreter_of(node)
+        if birth is not self.interpreter and isinstance(self.interpreter.scope, cst.FunctionDef):
+            return f"reaches `{api}` on line {sink_row} in `{self.interpreter.scope.name.value}()`"
         where = "on the same line" if sink_row == self.positions.start(node).row else f"on line {sink_row}"
-        return f"reaches `{_API_TEXT[hit.api]}` {where}"
+        return f"reaches `{api}` {where}"
 
 
 class Rule:

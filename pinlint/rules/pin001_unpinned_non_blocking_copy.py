@@ -52,6 +52,8 @@ def _plan(hit: SinkHit, ctx: RuleContext) -> tuple[FixPlan | None, str | None]:
     call = hit.origin.node
     if not isinstance(call, cst.Call):
         return None, "no automatic fix for this construction"
+    if hit.via is not None or ctx.interpreter_of(call) is not ctx.interpreter:
+        return _plan_across_functions(hit, ctx)
     unsafe: list[str] = []
     device_node: cst.BaseExpression | None
     allocated_on = _allocation_device(hit.copy_dst, ctx) if hit.copy_dst is not None else None
@@ -111,6 +113,80 @@ def _plan(hit: SinkHit, ctx: RuleContext) -> tuple[FixPlan | None, str | None]:
         title=TITLE,
     )
     return plan, None
+
+
+def _plan_across_functions(hit: SinkHit, ctx: RuleContext) -> tuple[FixPlan | None, str | None]:
+    """The tensor is allocated in one function and copied in another: the device expression of
+    the copy must mean the same where the tensor is allocated."""
+    import libcst as cst
+
+    from pinlint.analysis.scopes import dotted
+    from pinlint.analysis.summaries import argument_for
+    from pinlint.fix import safety
+    from pinlint.fix.edits import set_keyword_to_helper
+
+    call = hit.origin.node
+    assert isinstance(call, cst.Call)
+    birth = ctx.interpreter_of(call)
+    device = hit.device
+    if hit.copy_dst is not None:
+        return None, "no automatic fix: the copy's destination is in another function"
+    unsafe: list[str] = []
+    device_text: str | None = None
+    if hit.via is not None:
+        # The callee copies its parameter: its device, if a parameter too, is what this call
+        # passes for it.
+        copier = ctx.copier_of(hit.sink)
+        if device is not None:
+            if not (isinstance(device, cst.Name) and copier is not None and isinstance(copier.scope, cst.FunctionDef)):
+                return None, "no automatic fix: the device of the copy in the callee is not known here"
+            passed = argument_for(copier.scope, hit.via, device.value)
+            if passed is None or dotted(passed) is None:
+                return None, "no automatic fix: the device of the copy in the callee is not known here"
+            device = passed
+            device_text = ctx.source(passed)
+    elif device is not None:
+        chain = dotted(device)
+        birth_scope = birth.scope
+        params = _parameter_names(birth_scope)
+        if chain is not None and chain.startswith("self.") and "self" in params:
+            rows = [ctx.positions.rows(s)[0] for s in birth.bindings.get(chain, [])]
+            if not rows or min(rows) >= ctx.start(call).row:
+                name = birth_scope.name.value if isinstance(birth_scope, cst.FunctionDef) else "the module"
+                return None, f"no automatic fix: `{chain}` is not set in `{name}()` before the tensor is allocated there"
+            device_text = chain
+        elif isinstance(device, cst.Name) and device.value in params:
+            device_text = device.value
+            unsafe.append(f"it assumes `{device.value}` where the tensor is allocated is the copy's device")
+        else:
+            return None, "no automatic fix: the copy's device is not known where the tensor is allocated"
+    if hit.origin.factory == "tensor" and not hit.origin.data_is_python:
+        unsafe.append(
+            "the data may be a numpy array or a tensor, for which `torch.tensor(..., pin_memory=True)` raises"
+        )
+    if device is not None and not safety.looks_like_device(device, ctx):
+        unsafe.append(f"`{device_text}` may be a tensor or a dtype rather than a device")
+    unsafe.extend(safety.race_problems(hit, ctx, across_functions=True))
+    edits = set_keyword_to_helper(call, "pin_memory", ctx.positions)
+    if edits is None:
+        return None, "no automatic fix: the call passes `**kwargs`, which may already hold `pin_memory`"
+    plan = FixPlan(
+        edits=edits,
+        device_text=device_text,
+        applicability=Applicability.UNSAFE if unsafe else Applicability.SAFE,
+        unsafe_reason="; ".join(dict.fromkeys(unsafe)),
+        title=TITLE,
+    )
+    return plan, None
+
+
+def _parameter_names(scope: object) -> set[str]:
+    import libcst as cst
+
+    if not isinstance(scope, cst.FunctionDef):
+        return set()
+    params = scope.params
+    return {p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]}
 
 
 def _allocation_device(node: cst.BaseExpression, ctx: RuleContext) -> cst.BaseExpression | None:

@@ -1,0 +1,379 @@
+"""Provenance across the functions of one file: what a class's methods assign to ``self.x``,
+what a function returns, which parameters a function copies non_blocking.
+
+Summaries are demand-driven: the interpreter asks for one when it meets ``self.x`` it did not
+bind, or a call to a function of this file. The functions needed are found by a text scan
+(cheap), cut out and parsed with libcst alone, and interpreted once (memoised). The depth of
+nested requests is bounded and a function already being summarised answers "unknown", so
+recursion and cycles terminate. Anything not found, ambiguous or too deep is unknown: precision
+first.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from pinlint.analysis.events import EventSink, ParameterCopy
+from pinlint.analysis.names import FileNames
+from pinlint.analysis.parse import parse
+from pinlint.analysis.positions import Positions
+from pinlint.analysis.scopes import iter_statements
+from pinlint.analysis.triage import Segment, enclosing_def, segment_for, segment_text
+from pinlint.analysis.values import Kind, Value
+
+if TYPE_CHECKING:
+    from pinlint.analysis.expressions import Evaluator
+    from pinlint.analysis.interpreter import Interpreter
+
+#: How many summaries deep one request may go (a helper calling a helper calling a helper).
+MAX_DEPTH = 3
+
+_CLASS = re.compile(r"^([ \t]*)class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?[ \t]*:")
+
+
+@dataclass
+class Parsed:
+    module: cst.Module
+    segment: Segment
+    source: str
+    interpreters: list[Interpreter]
+    positions: Positions | None = None
+
+
+@dataclass(frozen=True)
+class ClassRange:
+    name: str
+    start: int  # 0-based line of `class`
+    end: int  # exclusive
+    indent: int
+    bases: tuple[str, ...]
+
+
+class FileSummaries:
+    """The summaries of one file, computed on demand."""
+
+    def __init__(
+        self,
+        names: FileNames,
+        lines: list[str],
+        listened: frozenset[type],
+        make_interpreter,  # type: ignore[no-untyped-def]
+    ) -> None:
+        self.names = names
+        self.lines = lines
+        self.text = "".join(lines)
+        self.listened = listened
+        self._make = make_interpreter
+        self._parsed: dict[int, Parsed | None] = {}
+        self._running: set[int] = set()
+        self._scopes: dict[int, Interpreter | None] = {}
+        self._running_scopes: set[int] = set()
+        self._classes: list[ClassRange] | None = None
+        self.depth = 0
+        #: Scopes that hit the step budget: (row, name, why).
+        self.over_budget: list[tuple[int, str, str]] = []
+
+    def callers_of_copying_functions(self, limit: int = 64) -> list[int]:
+        """0-based ``def`` lines of functions that call a function of this file which copies
+        one of its parameters non_blocking (the callers' arguments are then copied)."""
+        names: set[str] = set()
+        for parsed in self.all_parsed():
+            for interpreter in parsed.interpreters:
+                if interpreter.events.parameter_copies and isinstance(interpreter.scope, cst.FunctionDef):
+                    names.add(interpreter.scope.name.value)
+        found: list[int] = []
+        for name in sorted(names):
+            for match in re.finditer(rf"(?<![\w.])(?:self\.)?{re.escape(name)}[ \t]*\(", self.text):
+                line = self.text.count("\n", 0, match.start())
+                if re.match(r"[ \t]*(?:async[ \t]+)?def[ \t]", self.lines[line]):
+                    continue  # the definition itself
+                start = enclosing_def(self.lines, line)
+                if start is not None and start not in self._parsed and start not in found:
+                    found.append(start)
+                if len(found) >= limit:
+                    return found  # a bound: generated code can call a helper thousands of times
+        return found
+
+    # ------------------------------------------------------------------ segments
+    def parsed(self, start: int) -> Parsed | None:
+        """The function whose ``def`` is on 0-based line ``start`` (outermost), interpreted."""
+        if start in self._parsed:
+            return self._parsed[start]
+        if start in self._running:
+            return None  # a cycle: the function is being summarised right now
+        segment = segment_for(self.lines, start)
+        source = segment_text(self.lines, segment)
+        module = parse(source) if source is not None else None
+        if not isinstance(module, cst.Module):
+            self._parsed[start] = None  # a cut that does not parse: no summary (unknown)
+            return None
+        return self.interpret(start, module, segment, source)
+
+    def interpret(self, start: int, module: cst.Module, segment: Segment, source: str) -> Parsed | None:
+        if start in self._parsed:
+            return self._parsed[start]
+        from pinlint.analysis.expressions import BudgetExceeded
+
+        self._running.add(start)
+        try:
+            scopes: list[cst.FunctionDef | cst.Module] = [module]
+            scopes += [s for s in iter_statements(list(module.body), into_functions=True) if isinstance(s, cst.FunctionDef)]
+            interpreters = []
+            for scope in scopes:
+                interpreter = self.scope_interpreter(scope, start, segment)
+                if interpreter is not None:
+                    interpreters.append(interpreter)
+        finally:
+            self._running.discard(start)
+        parsed = Parsed(module, segment, source, interpreters)
+        self._parsed[start] = parsed
+        return parsed
+
+    def scope_interpreter(self, scope: cst.FunctionDef | cst.Module, start: int, segment: Segment) -> Interpreter | None:
+        """One scope, interpreted once (a nested def may be asked for before its turn)."""
+        from pinlint.analysis.expressions import BudgetExceeded
+
+        key = id(scope)
+        if key in self._scopes:
+            return self._scopes[key]
+        if key in self._running_scopes:
+            return None  # a closure calling itself: no summary
+        self._running_scopes.add(key)
+        interpreter = self._make(scope, EventSink(self.listened), self)
+        interpreter.class_name = self.class_at(segment.start) if not segment.whole_file else None
+        interpreter.segment_start = start
+        interpreter.segment = segment
+        try:
+            interpreter.run()
+        except BudgetExceeded as exc:
+            if interpreter.timed_out:
+                raise
+            # Its values past the budget are unknown: drop what it found.
+            name = scope.name.value if isinstance(scope, cst.FunctionDef) else "<module>"
+            self.over_budget.append((segment.start + 1 if not segment.whole_file else 0, name, str(exc)))
+            interpreter = None
+        finally:
+            self._running_scopes.discard(key)
+        self._scopes[key] = interpreter
+        return interpreter
+
+    def all_parsed(self) -> list[Parsed]:
+        return [p for p in self._parsed.values() if p is not None]
+
+    # ------------------------------------------------------------------ classes
+    def classes(self) -> list[ClassRange]:
+        if self._classes is None:
+            found = []
+            for index, line in enumerate(self.lines):
+                match = _CLASS.match(line)
+                if match is None:
+                    continue
+                indent = len(match.group(1).expandtabs())
+                end = len(self.lines)
+                for j in range(index + 1, len(self.lines)):
+                    text = self.lines[j]
+                    if text.strip() and not text.lstrip().startswith("#"):
+                        if len(text) - len(text.lstrip()) <= indent and not text.lstrip().startswith((")", "]")):
+                            end = j
+                            break
+                bases = tuple(b.strip().rsplit(".", 1)[-1] for b in (match.group(3) or "").split(",") if b.strip())
+                found.append(ClassRange(match.group(2), index, end, indent, bases))
+            self._classes = found
+        return self._classes
+
+    def class_at(self, line: int) -> str | None:
+        """The innermost class around 0-based ``line``."""
+        best: ClassRange | None = None
+        for cls in self.classes():
+            if cls.start < line < cls.end and (best is None or cls.start > best.start):
+                best = cls
+        return best.name if best else None
+
+    def _family(self, name: str) -> list[ClassRange] | None:
+        """The class, its bases and its subclasses defined in this file (a ``self.x`` of the
+        class may be set by any of them). None when the name is not one class of this file."""
+        by_name: dict[str, list[ClassRange]] = {}
+        for cls in self.classes():
+            by_name.setdefault(cls.name, []).append(cls)
+        if len(by_name.get(name, [])) != 1:
+            return None  # defined twice (or not at all): which one runs is not known
+        family = {name}
+        changed = True
+        while changed:
+            changed = False
+            for cls in self.classes():
+                related = cls.name in family or any(b in family for b in cls.bases)
+                bases_here = [b for b in cls.bases if b in by_name and cls.name in family]
+                for new in [cls.name, *bases_here] if related else []:
+                    if new not in family:
+                        family.add(new)
+                        changed = True
+        return [c for c in self.classes() if c.name in family]
+
+    # ------------------------------------------------------------------ summaries
+    def attribute(self, evaluator: Evaluator, key: str) -> Value | None:
+        """Every value the class's methods assign to ``self.<attr>``, or None (unknown)."""
+        class_name = getattr(evaluator, "class_name", None)
+        if class_name is None or self.depth >= MAX_DEPTH:
+            return None
+        family = self._family(class_name)
+        attr = key.split(".", 1)[1]
+        if family is None or not attr.isidentifier():
+            return None
+        if re.search(rf"setattr\(\s*self|__dict__|^[ \t]+{re.escape(attr)}[ \t]*:[^=\n]*$", self.text, re.M):
+            return None  # set in ways the scan below does not see (or declared at class level)
+        pattern = re.compile(rf"^[ \t]*self\.{re.escape(attr)}[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
+        values: list[Value] = []
+        for match in pattern.finditer(self.text):
+            line = self.text.count("\n", 0, match.start())
+            if not any(c.start < line < c.end for c in family):
+                continue  # another class's attribute of the same name
+            if any(c.start < line < c.end and c.indent > _class_indent(family, line) for c in self.classes()):
+                continue  # a class nested inside: its `self` is another object
+            value = self._assigned(line, key, evaluator)
+            if value is None:
+                return None  # one assignment we cannot follow: the attribute is unknown
+            values.append(value)
+        if not values:
+            return None
+        return frozenset().union(*values)
+
+    def _assigned(self, line: int, key: str, evaluator: Evaluator) -> Value | None:
+        start = enclosing_def(self.lines, line)
+        if start is None:
+            return None  # at class level: not a method's assignment
+        current = getattr(evaluator, "segment_start", None)
+        if start == current:
+            # The function asking assigns it too: its own walk knows what it assigned on each
+            # path; another call's assignment would be a guess.
+            return None
+        parsed = self._deeper(start)
+        if parsed is None:
+            return None
+        value: Value = frozenset()
+        for interpreter in parsed.interpreters:
+            value = value | interpreter.attribute_values.get(key, frozenset())
+        return value or None  # not assigned where the scan saw it (a string?): unknown
+
+    def _deeper(self, start: int) -> Parsed | None:
+        self.depth += 1
+        try:
+            return self.parsed(start)
+        finally:
+            self.depth -= 1
+
+    def _function(self, evaluator: Evaluator, call: cst.Call) -> tuple[Parsed | None, cst.FunctionDef] | None:
+        """The function of this file that ``call`` calls: a nested def, ``self.m`` of the class,
+        or a module-level ``f``; None when not exactly one is found."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            local = evaluator.local_functions.get(func.value)
+            if local is not None:
+                value = evaluator.env.get(func.value)
+                if value is None or not any(o.node is local for o in value):
+                    return None  # rebound since: not that function any more
+                return None, local
+            if func.value in evaluator.env:
+                return None  # a local or parameter named like a function
+            pattern = rf"^(?:async[ \t]+)?def[ \t]+{re.escape(func.value)}[ \t]*\("
+            starts = [self.text.count("\n", 0, m.start()) for m in re.finditer(pattern, self.text, re.M)]
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            class_name = getattr(evaluator, "class_name", None)
+            family = self._family(class_name) if class_name else None
+            if family is None:
+                return None
+            pattern = rf"^[ \t]+(?:async[ \t]+)?def[ \t]+{re.escape(func.attr.value)}[ \t]*\("
+            starts = [
+                line
+                for m in re.finditer(pattern, self.text, re.M)
+                for line in [self.text.count("\n", 0, m.start())]
+                if any(c.start < line < c.end for c in family)
+            ]
+        else:
+            return None
+        if len(starts) != 1:
+            return None  # not found, or overloaded / defined on several paths
+        parsed = self._deeper(starts[0])
+        if parsed is None:
+            return None
+        top = next((s for s in parsed.module.body if isinstance(s, cst.FunctionDef)), None)
+        return (parsed, top) if top is not None else None
+
+    def _interpreter_of(self, parsed: Parsed | None, function: cst.FunctionDef, evaluator: Evaluator) -> Interpreter | None:
+        if parsed is None:  # a nested def of the asking function's segment
+            return self.scope_interpreter(function, evaluator.segment_start, evaluator.segment)
+        return next((i for i in parsed.interpreters if i.scope is function), None)
+
+    def call(self, evaluator: Evaluator, call: cst.Call) -> Value | None:
+        """What the called function of this file returns (the union of its returns)."""
+        if self.depth >= MAX_DEPTH:
+            return None
+        found = self._function(evaluator, call)
+        if found is None:
+            return None
+        interpreter = self._interpreter_of(*found, evaluator)
+        if interpreter is None or not interpreter.returns:
+            return None
+        value = frozenset().union(*interpreter.returns)
+        if any(o.parameter for o in value):
+            return None  # returns (part of) its argument: what the caller passed, not followed
+        return value
+
+    def forward_arguments(self, evaluator: Evaluator, call: cst.Call) -> None:
+        """The callee copies a parameter non_blocking: the caller's argument for it is copied."""
+        if self.depth >= MAX_DEPTH:
+            return
+        arguments = [evaluator.value_of(a.value) for a in call.args]
+        if not any(o.kind is Kind.PAGEABLE for value in arguments for o in value):
+            return  # nothing pageable is passed: no copy to report (and no summary needed)
+        found = self._function(evaluator, call)
+        if found is None:
+            return
+        interpreter = self._interpreter_of(*found, evaluator)
+        if interpreter is None or not interpreter.events.parameter_copies:
+            return
+        for copy in interpreter.events.parameter_copies:
+            argument = argument_for(found[1], call, copy.parameter)
+            if argument is None:
+                continue  # not passed here (its default is used)
+            evaluator.events.copy(
+                argument,
+                evaluator.value_of(argument),
+                copy.sink,
+                copy.api,
+                copy.device,
+                copy.copy_dst,
+                copy.sink_statement,
+                (),
+                via=call,
+            )
+
+    def positions_for(self, parsed: Parsed) -> Positions:
+        if parsed.positions is None:
+            parsed.positions = Positions(parsed.module, parsed.segment, self.lines, parsed.source)
+        return parsed.positions
+
+
+def _class_indent(family: list[ClassRange], line: int) -> int:
+    return max((c.indent for c in family if c.start < line < c.end), default=0)
+
+
+def argument_for(function: cst.FunctionDef, call: cst.Call, name: str) -> cst.BaseExpression | None:
+    """The expression ``call`` passes for parameter ``name`` of ``function``."""
+    params = [*function.params.posonly_params, *function.params.params]
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in call.args):
+        return None  # `*args`/`**kwargs`: which argument lands where is not visible
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    names = [p.name.value for p in params]
+    if isinstance(call.func, cst.Attribute) and names and names[0] in ("self", "cls"):
+        names = names[1:]  # a method called on `self`: the first parameter is bound
+    if name in names and names.index(name) < len(positional):
+        return positional[names.index(name)].value
+    return None
