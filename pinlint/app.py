@@ -131,8 +131,7 @@ class DiagnosticBuilder:
                 text = source.decode(path.read_bytes()).text
             except (OSError, source.DecodeError) as exc:
                 return f"no automatic fix: cannot read the file ({exc})"
-        ctx = FileContext.build(path, text, self.project.root)
-        return ctx if ctx is not None else "no automatic fix: the file does not parse"
+        return FileContext.build(path, text, self.project.root)
 
     def _choice(self, finding: Finding, ctx: FileContext) -> HelperChoice | str:
         plan = finding.fix_plan

@@ -11,13 +11,19 @@ from pinlint.core.diagnostics import Edit, Location
 from pinlint.core.text import line_ending
 
 
-def explode_long_calls(lines: list[str], tree: ast.Module, edits: list[Edit], line_length: int) -> list[Edit]:
+def explode_long_calls(
+    lines: list[str], tree: ast.Module, edits: list[Edit], line_length: int
+) -> list[Edit]:
     """When a fix's edits make a line longer than ``line_length``, put the arguments of the
     call they edit one per line, with a magic trailing comma (what ruff's fixes do, and a layout
     ``ruff format``/black keep). Only single-line calls are exploded: they hold no comments."""
     by_row: dict[int, list[Edit]] = {}
     for edit in edits:
-        if edit.location.row == edit.end_location.row and "\n" not in edit.content and "\r" not in edit.content:
+        if (
+            edit.location.row == edit.end_location.row
+            and "\n" not in edit.content
+            and "\r" not in edit.content
+        ):
             by_row.setdefault(edit.location.row, []).append(edit)
     out = list(edits)
     for row, row_edits in by_row.items():
@@ -27,15 +33,23 @@ def explode_long_calls(lines: list[str], tree: ast.Module, edits: list[Edit], li
         body = line.rstrip("\r\n")
         if len(_apply_on_line(body, row_edits)) <= line_length:
             continue
-        call = _innermost_call(tree, line, row, row_edits)
+        call = _call_to_split(tree, line, row, row_edits)
         if call is None:
             continue
         open_col, close_col = call  # 0-based character indices of `(` and `)`
-        inside = [e for e in row_edits if e.location.column - 1 > open_col and e.end_location.column - 1 <= close_col]
+        inside = [
+            e
+            for e in row_edits
+            if e.location.column - 1 > open_col and e.end_location.column - 1 <= close_col
+        ]
         if not inside:
             continue
         shifted = [
-            Edit(e.content, Location(1, e.location.column - open_col - 1), Location(1, e.end_location.column - open_col - 1))
+            Edit(
+                e.content,
+                Location(1, e.location.column - open_col - 1),
+                Location(1, e.end_location.column - open_col - 1),
+            )
             for e in inside
         ]
         args = _split_arguments(_apply_on_line(body[open_col + 1 : close_col], shifted))
@@ -65,8 +79,10 @@ def _char(line: str, byte_col: int) -> int:
     return len(line.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
 
 
-def _innermost_call(tree: ast.Module, line: str, row: int, edits: list[Edit]) -> tuple[int, int] | None:
-    """``(`` and ``)`` of the smallest single-line call on ``row`` holding the first edit."""
+def _call_to_split(
+    tree: ast.Module, line: str, row: int, edits: list[Edit]
+) -> tuple[int, int] | None:
+    """``(`` and ``)`` of the outermost single-line call on ``row`` whose arguments hold the first edit."""
     target = min(e.location.column - 1 for e in edits)
     best: tuple[int, int] | None = None
     for node in ast.walk(tree):
@@ -77,9 +93,16 @@ def _innermost_call(tree: ast.Module, line: str, row: int, edits: list[Edit]) ->
         func_end = _char(line, node.func.end_col_offset or 0)
         close = _char(line, node.end_col_offset or 0) - 1
         open_col = line.find("(", func_end)
-        if open_col < 0 or open_col >= close or line[close] != ")" or line[func_end:open_col].strip():
+        if (
+            open_col < 0
+            or open_col >= close
+            or line[close] != ")"
+            or line[func_end:open_col].strip()
+        ):
             continue
-        if open_col < target <= close and (best is None or close - open_col < best[1] - best[0]):
+        # The outermost call whose arguments hold the edit: the one a formatter splits first
+        # (`f(g(x, new=...), y)` splits `f`; `tensor(x, new=...).to(d)` splits `tensor`).
+        if open_col < target <= close and (best is None or close - open_col > best[1] - best[0]):
             best = (open_col, close)
     return best
 

@@ -34,7 +34,9 @@ from pinlint.fix.scope import DEF, IMPORT, FileScopes
 NAME = torch_api.PIN_HELPER_NAME
 _MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 #: Directories whose definitions lose to the package's own.
-SECONDARY_DIRS = frozenset({"tests", "test", "benchmarks", "benchmark", "examples", "example", "scripts", "docs"})
+SECONDARY_DIRS = frozenset(
+    {"tests", "test", "benchmarks", "benchmark", "examples", "example", "scripts", "docs"}
+)
 _FACTS_VERSION = 1
 _MAX_FILES = 50_000
 _MENTION = re.compile(rb"is_pin_memory_available|pin_memory\s*=")
@@ -50,7 +52,9 @@ class Signature:
     reason: str = ""
 
 
-def signature_of(node: ast.FunctionDef | ast.AsyncFunctionDef, *, method: bool = False) -> Signature:
+def signature_of(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, *, method: bool = False
+) -> Signature:
     """The helper's arguments from its definition (``self``/``cls`` dropped for methods)."""
     args = node.args
     positional = [*args.posonlyargs, *args.args]
@@ -64,7 +68,9 @@ def signature_of(node: ast.FunctionDef | ast.AsyncFunctionDef, *, method: bool =
     name = node.name
     if required > 1 or required_kw and (required or len(required_kw) > 1):
         count = required + len(required_kw)
-        return Signature("unusable", reason=f"`{name}` needs {count} arguments; pinlint only knows the device")
+        return Signature(
+            "unusable", reason=f"`{name}` needs {count} arguments; pinlint only knows the device"
+        )
     if required == 1:
         return Signature("positional")
     if required_kw:
@@ -79,7 +85,9 @@ def signature_of(node: ast.FunctionDef | ast.AsyncFunctionDef, *, method: bool =
 
 def call_style(call: ast.Call) -> str:
     """``noarg``, ``positional``, ``keyword:<name>`` or ``multi``."""
-    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(
+        k.arg is None for k in call.keywords
+    ):
         return "multi"
     n = len(call.args) + len(call.keywords)
     if n == 0:
@@ -100,7 +108,10 @@ def signature_from_calls(styles: list[str], name: str) -> Signature | None:
         return Signature("keyword", keywords[0])
     if "noarg" in styles:
         return Signature("noarg")
-    return Signature("unusable", reason=f"`{name}` is called here with several arguments; pinlint only knows the device")
+    return Signature(
+        "unusable",
+        reason=f"`{name}` is called here with several arguments; pinlint only knows the device",
+    )
 
 
 @dataclass
@@ -141,7 +152,9 @@ def absolute(module: str, own: str | None, is_package: bool) -> str | None:
     return ".".join([*base, rest] if rest else base) or None
 
 
-def module_facts(tree: ast.Module, own: str | None, is_package: bool, scopes: FileScopes | None = None) -> ModuleFacts:
+def module_facts(
+    tree: ast.Module, own: str | None, is_package: bool, scopes: FileScopes | None = None
+) -> ModuleFacts:
     scopes = scopes or FileScopes(tree)
     facts = ModuleFacts()
     # Local names (anywhere in the file) bound by an import of the helper -> absolute module.
@@ -155,7 +168,11 @@ def module_facts(tree: ast.Module, own: str | None, is_package: bool, scopes: Fi
                         facts.imports.append(module)
                         helper_names[local] = module
     for b in scopes.module.bindings.get(NAME, []):
-        if b.kind == DEF and isinstance(b.node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not b.dead:
+        if (
+            b.kind == DEF
+            and isinstance(b.node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and not b.dead
+        ):
             facts.definition = asdict(signature_of(b.node))
             helper_names.setdefault(NAME, own or "")
     # Imported names, for `pin_memory=PIN_MEMORY` (module-level imports only).
@@ -215,15 +232,26 @@ def _is_helper_call(value: ast.expr, helper_names: dict[str, str]) -> bool:
     if not isinstance(value, ast.Call):
         return False
     func = value.func
-    return isinstance(func, ast.Name) and func.id in helper_names or isinstance(func, ast.Attribute) and func.attr == NAME
+    return (
+        isinstance(func, ast.Name)
+        and func.id in helper_names
+        or isinstance(func, ast.Attribute)
+        and func.attr == NAME
+    )
 
 
-def _pin_value_kind(value: ast.expr, helper_names: dict[str, str], imported_from: dict[str, str]) -> str:
+def _pin_value_kind(
+    value: ast.expr, helper_names: dict[str, str], imported_from: dict[str, str]
+) -> str:
     if _is_helper_call(value, helper_names):
         return "helper"
     if isinstance(value, ast.Name) and value.id.isupper():
         return f"const:{value.id}:{imported_from.get(value.id, '')}"
-    if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self":
+    if (
+        isinstance(value, ast.Attribute)
+        and isinstance(value.value, ast.Name)
+        and value.value.id == "self"
+    ):
         return f"self:{value.attr}"
     return "other"
 
@@ -235,8 +263,8 @@ def find_root(config_root: Path, config_path: Path | None, paths: list[Path]) ->
     """The project root: the configuration's directory, else the nearest marked ancestor of the
     paths of the run; None when nothing marks a project (then only the run's files teach)."""
     if config_path is not None:
-        return config_root.resolve()
-    starts = [p.resolve() for p in paths] or [config_root.resolve()]
+        return _abs(config_root)
+    starts = [_abs(p) for p in paths] or [_abs(config_root)]
     start = starts[0] if starts[0].is_dir() else starts[0].parent
     for directory in [start, *start.parents]:
         if any((directory / m).exists() for m in _MARKERS):
@@ -244,9 +272,14 @@ def find_root(config_root: Path, config_path: Path | None, paths: list[Path]) ->
     return None
 
 
+def _abs(path: Path) -> Path:
+    """Absolute and normalised, without resolving links (a link loop must not raise)."""
+    return Path(os.path.abspath(path))
+
+
 def module_name(path: Path, root: Path | None = None) -> tuple[str | None, bool]:
     """Dotted module name (walking up through packages) and whether the file is a package."""
-    path = path.resolve()
+    path = _abs(path)
     is_package = path.stem == "__init__"
     parts = [] if is_package else [path.stem]
     directory = path.parent
@@ -273,7 +306,11 @@ def first_party_packages(root: Path | None) -> frozenset[str]:
             continue
         for entry in entries:
             name = entry.name
-            if entry.is_dir() and name.isidentifier():
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                continue  # a link loop, a vanished entry
+            if is_dir and name.isidentifier():
                 out.add(name)
             elif name.endswith(".py") and name[:-3].isidentifier():
                 out.add(name[:-3])
@@ -290,13 +327,13 @@ class Project:
     first_party: frozenset[str] = frozenset()
 
     def add(self, path: Path, facts: ModuleFacts, module: str | None) -> None:
-        key = str(path.resolve())
+        key = str(_abs(path))
         self.files[key] = facts
         if module:
             self.modules[module] = key
 
     def _others(self, path: Path | None) -> list[tuple[str, ModuleFacts]]:
-        own = str(path.resolve()) if path is not None else None
+        own = str(_abs(path)) if path is not None else None
         return [(p, f) for p, f in self.files.items() if p != own]
 
     def is_secondary(self, path: str) -> bool:
@@ -321,7 +358,11 @@ class Project:
         found = []
         for module, p in self.modules.items():
             facts = self.files.get(p)
-            if facts is not None and facts.definition is not None and (path is None or p != str(path.resolve())):
+            if (
+                facts is not None
+                and facts.definition is not None
+                and (path is None or p != str(_abs(path)))
+            ):
                 found.append((self.is_secondary(p), module, Signature(**facts.definition)))
         return [(m, s) for _, m, s in sorted(found, key=lambda t: (t[0], t[1]))]
 
@@ -357,7 +398,11 @@ class Project:
         found = []
         for module, p in self.modules.items():
             facts = self.files.get(p)
-            if facts is not None and name in facts.constants and (path is None or p != str(path.resolve())):
+            if (
+                facts is not None
+                and name in facts.constants
+                and (path is None or p != str(_abs(path)))
+            ):
                 found.append((self.is_secondary(p), module))
         return min(found)[1] if found else None
 
@@ -383,13 +428,17 @@ class Project:
             if facts is None:
                 continue
             for nxt in facts.module_imports:
-                for prefix in [".".join(nxt.split(".")[: i + 1]) for i in range(nxt.count(".") + 1)]:
+                for prefix in [
+                    ".".join(nxt.split(".")[: i + 1]) for i in range(nxt.count(".") + 1)
+                ]:
                     if prefix in self.modules and prefix not in seen:
                         stack.append((prefix, [*chain, prefix]))
         return None
 
 
-def facts_of_text(text: str, path: Path, root: Path | None) -> tuple[ModuleFacts, str | None] | None:
+def facts_of_text(
+    text: str, path: Path, root: Path | None
+) -> tuple[ModuleFacts, str | None] | None:
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -414,7 +463,11 @@ class FactsCache:
             data = json.loads(self.file.read_text(encoding="utf-8"))
         except (OSError, ValueError, UnicodeDecodeError):
             return
-        if not isinstance(data, dict) or data.get("version") != _FACTS_VERSION or data.get("pinlint") != __version__:
+        if (
+            not isinstance(data, dict)
+            or data.get("version") != _FACTS_VERSION
+            or data.get("pinlint") != __version__
+        ):
             return
         files = data.get("files")
         if not isinstance(files, dict):
@@ -431,7 +484,9 @@ class FactsCache:
         facts = entry["facts"]
         return ModuleFacts(**facts) if isinstance(facts, dict) else None
 
-    def put(self, path: str, size: int, mtime_ns: int, data_digest: str, facts: ModuleFacts | None) -> None:
+    def put(
+        self, path: str, size: int, mtime_ns: int, data_digest: str, facts: ModuleFacts | None
+    ) -> None:
         self.entries[path] = {
             "size": size,
             "mtime_ns": mtime_ns,
@@ -443,7 +498,9 @@ class FactsCache:
     def save(self) -> None:
         if self.file is None or not self.dirty:
             return
-        payload = json.dumps({"version": _FACTS_VERSION, "pinlint": __version__, "files": self.entries})
+        payload = json.dumps(
+            {"version": _FACTS_VERSION, "pinlint": __version__, "files": self.entries}
+        )
         try:
             self.file.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=".tmp-facts-")
@@ -482,13 +539,19 @@ def _valid_entry(entry: object) -> bool:
     strings = facts["imports"] + facts["constants"] + facts["module_imports"]
     if not all(isinstance(s, str) for s in strings):
         return False
-    if not all(isinstance(c, list) and len(c) == 2 and all(isinstance(x, str) for x in c) for c in facts["calls"]):
+    if not all(
+        isinstance(c, list) and len(c) == 2 and all(isinstance(x, str) for x in c)
+        for c in facts["calls"]
+    ):
         return False
     if not all(isinstance(k, str) and isinstance(v, int) for k, v in facts["pin_values"].items()):
         return False
     sig_keys = {"style", "keyword", "reason"}
     sigs = facts["methods"] + ([facts["definition"]] if facts["definition"] else [])
-    return all(isinstance(s, dict) and set(s) == sig_keys and all(isinstance(v, str) for v in s.values()) for s in sigs)
+    return all(
+        isinstance(s, dict) and set(s) == sig_keys and all(isinstance(v, str) for v in s.values())
+        for s in sigs
+    )
 
 
 def _skip_dir(name: str, exclude: frozenset[str]) -> bool:

@@ -54,11 +54,15 @@ def upload(device):
 
 HOT_FIXED = """\
 import torch
+
 from myproj.utils import is_pin_memory_available
 
 
 def upload(device):
-    return torch.tensor([1, 2, 3], pin_memory=is_pin_memory_available(device)).to(device, non_blocking=True)
+    return torch.tensor(
+        [1, 2, 3],
+        pin_memory=is_pin_memory_available(device),
+    ).to(device, non_blocking=True)
 """
 
 
