@@ -431,7 +431,7 @@ class Project:
                 for prefix in [
                     ".".join(nxt.split(".")[: i + 1]) for i in range(nxt.count(".") + 1)
                 ]:
-                    if prefix in self.modules and prefix not in seen:
+                    if prefix not in seen and (prefix in self.modules or prefix in targets):
                         stack.append((prefix, [*chain, prefix]))
         return None
 
