@@ -35,6 +35,19 @@ def explode_long_calls(
             continue
         call = _call_to_split(tree, line, row, row_edits)
         if call is None:
+            # A line of a multi-line call: the new argument goes on a line of its own, indented
+            # like the arguments before it.
+            indent = body[: len(body) - len(body.lstrip())]
+            for e in row_edits:
+                if (
+                    e.location == e.end_location
+                    and e.content.startswith(", ")
+                    and indent.strip() == ""
+                    and indent
+                ):
+                    out[out.index(e)] = Edit(
+                        f",{line_ending(line)}{indent}{e.content[2:]}", e.location, e.end_location
+                    )
             continue
         open_col, close_col = call  # 0-based character indices of `(` and `)`
         inside = [
