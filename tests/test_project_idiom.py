@@ -23,6 +23,7 @@ def _pinlint(cwd: Path, *args: str, stdin: str | None = None) -> subprocess.Comp
         [sys.executable, "-m", "pinlint", "check", *args],
         cwd=cwd,
         input=stdin,
+        check=False,
         capture_output=True,
         text=True,
         timeout=60,
