@@ -7,19 +7,31 @@ printing is left to the caller.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pinlint import catalog, lint, noqa, runner, source
 from pinlint.config import Config
 from pinlint.core.diagnostics import Applicability, Diagnostic, Edit, Fix
-from pinlint.core.results import AnalysisSettings, FileAnalysis, FileResult, Finding, Timings
-from pinlint.fix.apply import unified_diff
-from pinlint.fix.helper import ConfiguredHelper, HelperChoice, ProjectHelpers, resolve
-from pinlint.fix.imports import import_edit
-from pinlint.fix.loop import fix_text
-from pinlint.fix.write import ChangedOnDisk, atomic_write
+from pinlint.core.results import (
+    AnalysisSettings,
+    FileAnalysis,
+    FileResult,
+    Finding,
+    FixPlan,
+    Timings,
+)
 from pinlint.core.text import digest
+from pinlint.fix.apply import unified_diff
+from pinlint.fix.helper import ConfiguredHelper, FileContext, HelperChoice, HelperResolver
+from pinlint.fix.imports import import_edit
+from pinlint.fix.layout import explode_long_calls
+from pinlint.fix.loop import fix_text
+from pinlint.fix.project import Project, facts_of_text, find_root, scan
+from pinlint.fix.scope import byte_column
+from pinlint.fix.style import line_length
+from pinlint.fix.write import ChangedOnDisk, atomic_write
 
 
 @dataclass
@@ -70,60 +82,81 @@ def analysis_settings(config: Config, selected: set[str]) -> AnalysisSettings:
 class DiagnosticBuilder:
     """Findings → Diagnostics: selection, per-file ignores, noqa, and fixes with a real helper."""
 
-    def __init__(self, config: Config, options: CheckOptions, project: ProjectHelpers) -> None:
+    def __init__(self, config: Config, options: CheckOptions, project: Project | Callable[[], Project]) -> None:
         self.config = config
         self.options = options
-        self.project = project
+        self._project = project
+        self._resolver: HelperResolver | None = None
+        self._line_length: int | None = None
         self.docs = {rule.code: rule for rule in catalog.all_rules()}
 
-    def diagnostics(self, path: Path, analysis: FileAnalysis) -> list[Diagnostic]:
+    @property
+    def project(self) -> Project:
+        """Learnt on first use: a run without a fix to complete never walks the project."""
+        if callable(self._project):
+            self._project = self._project()
+        return self._project
+
+    @property
+    def resolver(self) -> HelperResolver:
+        if self._resolver is None:
+            configured = ConfiguredHelper.parse(self.config.pin_memory_helper) if self.config.pin_memory_helper else None
+            self._resolver = HelperResolver(self.project, configured)
+        return self._resolver
+
+    @property
+    def line_length(self) -> int:
+        """The project's configured line length (ruff, black, flake8; else 88)."""
+        if self._line_length is None:
+            self._line_length = line_length(self.project.root or self.config.root)
+        return self._line_length
+
+    def diagnostics(self, path: Path, analysis: FileAnalysis, text: str | None = None) -> list[Diagnostic]:
+        """``text`` is the file's text when the caller has it (stdin, the fix loop); otherwise
+        the file is read, and only when one of its findings has a fix to complete."""
         if not analysis.findings:
             return []
         ignored = self.config.per_file_ignored(path)
-        choice: HelperChoice | str | None = None
+        context: FileContext | None | str = None
         out = []
         for finding in analysis.findings:
             if finding.code not in self.options.selected or finding.code in ignored:
                 continue
             if not self.options.ignore_noqa and noqa.suppresses(finding.noqa_codes, finding.code):
                 continue
-            if finding.fix_plan is not None and choice is None:
-                choice = resolve(analysis.facts, self.project, path)
-            out.append(self._diagnostic(path, finding, analysis, choice))
+            if finding.fix_plan is not None and context is None:
+                context = self._context(path, text)
+            out.append(self._diagnostic(path, finding, context))
         return out
 
-    def _diagnostic(
-        self, path: Path, finding: Finding, analysis: FileAnalysis, choice: HelperChoice | str | None
-    ) -> Diagnostic:
+    def _context(self, path: Path, text: str | None) -> FileContext | str:
+        if text is None:
+            try:
+                text = source.decode(path.read_bytes()).text
+            except (OSError, source.DecodeError) as exc:
+                return f"no automatic fix: cannot read the file ({exc})"
+        return FileContext.build(path, text, self.project.root)
+
+    def _choice(self, finding: Finding, ctx: FileContext) -> HelperChoice | str:
+        plan = finding.fix_plan
+        assert plan is not None
+        hole = next((e.location for e in plan.edits if e.helper_call), finding.location)
+        line = ctx.lines[hole.row - 1] if 0 < hole.row <= len(ctx.lines) else ""
+        return self.resolver.resolve(ctx, (hole.row, byte_column(line, hole.column)))
+
+    def _diagnostic(self, path: Path, finding: Finding, context: FileContext | str | None) -> Diagnostic:
         doc = self.docs[finding.code]
         fix: Fix | None = None
         note = finding.fix_note
         plan = finding.fix_plan
-        if plan is not None and isinstance(choice, HelperChoice):
-            if choice.takes_device is False:
-                call = f"{choice.call_name}()"
+        if plan is not None and isinstance(context, str):
+            note = context
+        elif plan is not None and context is not None:
+            choice = self._choice(finding, context)
+            if isinstance(choice, str):
+                note = choice
             else:
-                # `.cuda()` without a device copies to the current CUDA device.
-                device_arg = plan.device_text if plan.device_text is not None else '"cuda"'
-                call = f"{choice.call_name}({device_arg})"
-            edits = [Edit(e.content(call), e.location, e.end_location) for e in plan.edits]
-            if choice.needs_import is not None:
-                edit = import_edit(choice.needs_import, analysis.facts)
-                if edit is not None:
-                    edits.append(edit)
-            applicability = plan.applicability
-            reasons = [plan.unsafe_reason] if plan.unsafe_reason else []
-            if choice.takes_device is None:
-                applicability = min(applicability, Applicability.UNSAFE)
-                reasons.append(f"whether `{choice.call_name}` takes the device is not known")
-            fix = Fix(
-                applicability,
-                f"{plan.title}: `pin_memory={call}`",
-                tuple(sorted(edits, key=lambda e: (e.location, e.end_location))),
-                unsafe_reason="; ".join(reasons) if applicability < Applicability.SAFE else "",
-            )
-        elif plan is not None and isinstance(choice, str):
-            note = choice
+                fix, note = self._fix(plan, choice, context, note)
         return Diagnostic(
             code=finding.code,
             name=doc.name,
@@ -139,6 +172,30 @@ class DiagnosticBuilder:
             sink_rows=finding.sink_rows,
             source_snippet=finding.snippet,
         )
+
+    def _fix(self, plan: FixPlan, choice: HelperChoice, ctx: FileContext, note: str | None) -> tuple[Fix | None, str | None]:
+        call = choice.render(plan.device_text)
+        edits = [Edit(e.content(call), e.location, e.end_location) for e in plan.edits]
+        edits = explode_long_calls(ctx.lines, ctx.tree, edits, self.line_length)
+        if choice.needs_import is not None:
+            edit = import_edit(
+                choice.needs_import, ctx.text, ctx.tree, first_party=self.project.first_party, line_length=self.line_length
+            )
+            if isinstance(edit, str):
+                return None, f"no automatic fix: {edit}"
+            edits.append(edit)
+        applicability = plan.applicability
+        reasons = [plan.unsafe_reason] if plan.unsafe_reason else []
+        if choice.takes_device is None:
+            applicability = min(applicability, Applicability.UNSAFE)
+            reasons.append(f"whether `{choice.call_name}` takes the device is not known")
+        fix = Fix(
+            applicability,
+            f"{plan.title}: `pin_memory={call}`",
+            tuple(sorted(edits, key=lambda e: (e.location, e.end_location))),
+            unsafe_reason="; ".join(reasons) if applicability < Applicability.SAFE else "",
+        )
+        return fix, note
 
 
 def run_check(
@@ -159,11 +216,17 @@ def run_check(
         files, settings, jobs=options.jobs, cache=cache, timings=run.timings, on_progress=on_progress, pool=pool
     )
     started = time.perf_counter()
-    project = _project_helpers(config)
-    for result in results:
-        if result.analysis is not None:
-            project.add(Path(result.path), result.analysis.facts)
-    builder = DiagnosticBuilder(config, options, project)
+
+    def load_project() -> Project:
+        project = _project(config, options, files)
+        if project.root is None:
+            # No project around the files: the files of the run that mention the helper teach it.
+            for result in results:
+                if result.analysis is not None and _mentions_helper(result.analysis):
+                    _learn(project, Path(result.path))
+        return project
+
+    builder = DiagnosticBuilder(config, options, load_project)
     for result in sorted(results, key=lambda r: r.path):
         if result.error is not None:
             run.errors.append((result.path, result.error))
@@ -198,7 +261,7 @@ def _relinter(path: Path, settings: AnalysisSettings, builder: DiagnosticBuilder
         analysis = lint.analyze_text(text, settings, newline=source.detect_newline(text))
         if analysis.syntax_error is not None:
             return None, analysis.syntax_error[2]
-        return builder.diagnostics(path, analysis), None
+        return builder.diagnostics(path, analysis, text), None
 
     return relint
 
@@ -261,10 +324,8 @@ def check_stdin(text: str, filename: Path, config: Config, options: CheckOptions
         run.errors.append((str(filename), f"{row}:{column}: cannot parse: {message}"))
         return run
     _note_budget(run, str(filename), result.analysis)
-    project = _project_helpers(config)
-    project.add(filename, result.analysis.facts)
-    builder = DiagnosticBuilder(config, options, project)
-    diagnostics = builder.diagnostics(filename, result.analysis)
+    builder = DiagnosticBuilder(config, options, lambda: _project(config, options, [filename]))
+    diagnostics = builder.diagnostics(filename, result.analysis, text)
     if (options.fix or options.diff) and any(d.fix for d in diagnostics):
         new_text, diagnostics, applied = _fix(text, filename, diagnostics, settings, builder, options, run)
         run.fixed.extend(applied)
@@ -275,9 +336,27 @@ def check_stdin(text: str, filename: Path, config: Config, options: CheckOptions
     return run
 
 
-def _project_helpers(config: Config) -> ProjectHelpers:
-    configured = ConfiguredHelper.parse(config.pin_memory_helper) if config.pin_memory_helper else None
-    return ProjectHelpers(configured=configured)
+def _project(config: Config, options: CheckOptions, files: list[Path]) -> Project:
+    """The project's pin-memory idiom, from every file under the project root (not only the
+    files of the run: one file, stdin and pre-commit's staged files get the same fixes)."""
+    root = find_root(config.root, config.path, files)
+    facts_dir = cache_dir(config, options) if options.use_cache else None
+    return scan(root, cache_dir=facts_dir, exclude=[*config.exclude, *config.extend_exclude])
+
+
+def _mentions_helper(analysis: FileAnalysis) -> bool:
+    facts = analysis.facts
+    return bool(facts.bindings or facts.defines_helper or facts.attribute_calls or facts.calls_with_args or facts.calls_without_args)
+
+
+def _learn(project: Project, path: Path) -> None:
+    try:
+        text = source.decode(path.read_bytes()).text
+    except (OSError, source.DecodeError):
+        return
+    got = facts_of_text(text, path, None)
+    if got is not None:
+        project.add(path, *got)
 
 
 def _display(path: Path) -> str:

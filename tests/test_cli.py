@@ -81,7 +81,13 @@ def test_json_has_ruffs_shape(project: Path) -> None:
     assert first["location"] == {"row": 6, "column": 9} and first["end_location"] == {"row": 6, "column": 32}
     assert first["fix"]["applicability"] == "safe"
     assert first["fix"]["edits"] == [
-        {"content": ", pin_memory=is_pin_memory_available(device)", "location": {"row": 6, "column": 31}, "end_location": {"row": 6, "column": 31}}
+        # The new argument would run past 88 columns (the default line length): the call is
+        # exploded one argument per line, with a magic trailing comma.
+        {
+            "content": "\n        [1, 2, 3],\n        pin_memory=is_pin_memory_available(device),\n    ",
+            "location": {"row": 6, "column": 22},
+            "end_location": {"row": 6, "column": 31},
+        }
     ]
     assert data[1]["fix"]["applicability"] == "unsafe"
     assert first["noqa_row"] == 6 and first["url"].endswith("PIN001-unpinned-non-blocking-copy.md")
@@ -103,7 +109,7 @@ def test_selection(project: Path) -> None:
 def test_fix_diff_and_summary(project: Path) -> None:
     code, out, err = invoke("check", "hot.py", "--diff")
     assert code == 1
-    assert "+    a = torch.tensor([1, 2, 3], pin_memory=is_pin_memory_available(device)).to(device, non_blocking=True)" in out
+    assert "+    a = torch.tensor(\n+        [1, 2, 3],\n+        pin_memory=is_pin_memory_available(device),\n+    ).to(device, non_blocking=True)" in out
     assert "Would fix 1 error (1 additional fix available with `--unsafe-fixes`)." in err
     code, out, _ = invoke("check", "hot.py", "--fix")
     assert code == 1
@@ -111,7 +117,7 @@ def test_fix_diff_and_summary(project: Path) -> None:
     code, out, _ = invoke("check", "hot.py", "--fix", "--unsafe-fixes")
     assert code == 0 and "Found 1 error (1 fixed, 0 remaining)." in out
     text = (project / "hot.py").read_text()
-    assert "torch.tensor(data, pin_memory=is_pin_memory_available(device))" in text
+    assert "        data,\n        pin_memory=is_pin_memory_available(device),\n    ).to(device" in text
     assert invoke("check", "hot.py", "--diff")[0] == 0  # converged: nothing left to do
 
 
@@ -128,7 +134,7 @@ def test_stdin(project: Path) -> None:
     assert code == 1 and out.startswith("hot.py:6:9: PIN001 [*]")
     proc = subprocess_run("check", "-", "--stdin-filename", "hot.py", "--fix", cwd=project, input=HOT)
     assert proc.stdout.startswith("import torch\n")
-    assert "pin_memory=is_pin_memory_available(device)).to(device" in proc.stdout
+    assert "        pin_memory=is_pin_memory_available(device),\n    ).to(device" in proc.stdout
     assert "Found 2 errors (1 fixed, 1 remaining)." in proc.stderr
     assert proc.returncode == 1
 

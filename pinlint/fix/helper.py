@@ -1,31 +1,53 @@
-"""Which pin-memory helper a fix calls, and how it gets imported.
+"""Which pin-memory value a fix writes, how it is called, and which import it needs.
 
 ``is_pin_memory_available`` is not a torch API: each project defines its own (SGLang's takes the
-device, vLLM's takes nothing). Resolution order, per file:
+device, vLLM's ``current_platform.is_pin_memory_available()`` takes nothing). For each construction
+the fixer decides, by scope (see ``scope.py``), not by text:
 
-1. a name already bound in the file (any alias, or ``mod.is_pin_memory_available``);
-2. the import path the rest of the linted project uses most;
-3. a module-level ``def is_pin_memory_available`` found in the linted project;
-4. ``pin-memory-helper = "pkg.mod:name(device)"`` in ``[tool.pinlint]``;
-5. otherwise no fix, and a message that says how to configure one.
+1. the project's dominant idiom when it is not a helper call: a constant (``pin_memory=PIN_MEMORY``)
+   or an attribute (``pin_memory=self.pin_memory``) that is bound at the construction;
+2. a helper the file binds at module level (any alias, ``mod.is_pin_memory_available``), when that
+   binding is what the name means at the construction;
+3. the import path the project uses most, a definition in the project (the package before
+   ``tests/``, ``benchmarks/``, ``examples/``, ``scripts/``), then ``pin-memory-helper`` in
+   ``[tool.pinlint]``; the name must be free at the construction, and the import must not close
+   an import cycle;
+4. otherwise no fix, and a message that says why (or how to configure one).
 
-Fixed code never imports pinlint.
+How the helper is called: the file's own calls of it win, then its definition's real signature,
+then the project's calls, then the configuration, then a table of known projects. A helper needing
+more than the device declines the fix. Fixed code never imports pinlint.
 """
 
 from __future__ import annotations
 
+import ast
+import sys
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from pinlint import torch_api
-from pinlint.core.results import HelperFacts
+from pinlint.core.text import split_lines
 from pinlint.fix.imports import ImportRequest
+from pinlint.fix.project import (
+    ModuleFacts,
+    Project,
+    Signature,
+    absolute,
+    call_style,
+    module_facts,
+    module_name,
+    signature_from_calls,
+    signature_of,
+)
+from pinlint.fix.scope import ASSIGN, DEF, IMPORT, Binding, FileScopes, Resolution
 
 CONFIGURE_HINT = (
     'no pin-memory helper found in this file or project; set `pin-memory-helper = "your_pkg.utils:'
     'is_pin_memory_available(device)"` in [tool.pinlint] to enable the fix'
 )
+NAME = torch_api.PIN_HELPER_NAME
 
 
 @dataclass(frozen=True)
@@ -35,7 +57,7 @@ class ConfiguredHelper:
     takes_device: bool
 
     @classmethod
-    def parse(cls, spec: str) -> "ConfiguredHelper":
+    def parse(cls, spec: str) -> ConfiguredHelper:
         """``"pkg.mod:name(device)"``, ``"pkg.mod:name()"`` or ``"pkg.mod:name"`` (takes the device)."""
         spec = spec.strip()
         takes_device = True
@@ -43,103 +65,369 @@ class ConfiguredHelper:
             spec, _, args = spec.partition("(")
             takes_device = bool(args[:-1].strip())
         module, sep, name = spec.partition(":")
-        if not sep or not module or not name.isidentifier() or not all(p.isidentifier() for p in module.split(".")):
+        if (
+            not sep
+            or not module
+            or not name.isidentifier()
+            or not all(p.isidentifier() for p in module.split("."))
+        ):
             raise ValueError(
-                f"pin-memory-helper must look like \"package.module:function(device)\" or "
-                f"\"package.module:function()\", got {spec!r}"
+                f'pin-memory-helper must look like "package.module:function(device)" or '
+                f'"package.module:function()", got {spec!r}'
             )
         return cls(module, name, takes_device)
 
-
-@dataclass
-class ProjectHelpers:
-    """Facts merged across every linted file."""
-
-    import_counts: Counter[str] = field(default_factory=Counter)
-    #: module -> whether its definition takes a device argument.
-    definitions: dict[str, bool | None] = field(default_factory=dict)
-    calls_without_args: int = 0
-    calls_with_args: int = 0
-    configured: ConfiguredHelper | None = None
-
-    def add(self, path: Path, facts: HelperFacts) -> None:
-        for _local, module in facts.bindings:
-            if module and not module.startswith("."):
-                self.import_counts[module] += 1
-        if facts.defines_helper:
-            module = module_name_for(path)
-            if module:
-                self.definitions[module] = facts.definition_takes_device
-        self.calls_without_args += facts.calls_without_args
-        self.calls_with_args += facts.calls_with_args
-
-    def arity(self, module: str) -> bool | None:
-        """Whether the helper from ``module`` takes the device; None when nothing says."""
-        if self.configured and self.configured.module == module:
-            return self.configured.takes_device
-        if module in self.definitions and self.definitions[module] is not None:
-            return self.definitions[module]
-        root = module.lstrip(".").split(".", 1)[0]
-        if root in torch_api.KNOWN_HELPER_ARITY:
-            return torch_api.KNOWN_HELPER_ARITY[root]
-        if self.calls_with_args and not self.calls_without_args:
-            return True
-        if self.calls_without_args and not self.calls_with_args:
-            return False
-        return None
+    @property
+    def signature(self) -> Signature:
+        return Signature("positional" if self.takes_device else "noarg")
 
 
 @dataclass(frozen=True)
 class HelperChoice:
-    #: What the fix calls: ``is_pin_memory_available`` or ``utils.is_pin_memory_available``.
+    #: What the fix writes: ``is_pin_memory_available``, ``utils.is_pin_memory_available``,
+    #: ``PIN_MEMORY`` or ``self.pin_memory``.
     call_name: str
-    #: The import to add, or None when the name is already bound in the file.
+    #: The import to add, or None when the name is already bound where it is used.
     needs_import: ImportRequest | None
+    #: Whether the helper gets the device; None when nothing says (the fix is then unsafe).
     takes_device: bool | None
     source: str
+    #: Pass the device as ``keyword=`` (a keyword-only parameter) rather than positionally.
+    device_keyword: str | None = None
+    #: A value (constant, attribute), written as is: no call.
+    is_value: bool = False
+
+    def render(self, device_text: str | None) -> str:
+        if self.is_value:
+            return self.call_name
+        if self.takes_device is False:
+            return f"{self.call_name}()"
+        # `.cuda()` without a device copies to the current CUDA device.
+        device = device_text if device_text is not None else '"cuda"'
+        if self.device_keyword:
+            return f"{self.call_name}({self.device_keyword}={device})"
+        return f"{self.call_name}({device})"
 
 
-def module_name_for(path: Path) -> str | None:
-    """Dotted module name of a file, walking up through packages (directories with __init__.py)."""
-    path = path.resolve()
-    parts = [path.stem] if path.stem != "__init__" else []
-    directory = path.parent
-    while (directory / "__init__.py").exists():
-        parts.append(directory.name)
-        directory = directory.parent
-    if not parts:
+class FileContext:
+    """One file's text, parsed with ``ast``, and its scopes: built only for files with a fix."""
+
+    def __init__(self, path: Path | None, text: str, tree: ast.Module, root: Path | None) -> None:
+        self.path = path
+        self.text = text
+        self.tree = tree
+        self.lines = split_lines(text)
+        self.scopes = FileScopes(tree)
+        self.module, self.is_package = (
+            module_name(path, root) if path is not None else (None, False)
+        )
+        self.facts: ModuleFacts = module_facts(tree, self.module, self.is_package, self.scopes)
+        self._calls: dict[str, list[str]] | None = None
+
+    @classmethod
+    def build(cls, path: Path | None, text: str, root: Path | None) -> FileContext | str:
+        """The context, or why there is none (this Python cannot parse the file)."""
+        try:
+            tree = ast.parse(text)
+        except SyntaxError as exc:
+            return (
+                f"no automatic fix: this Python ({sys.version_info[0]}.{sys.version_info[1]}) cannot parse the "
+                f"file (line {exc.lineno}: {exc.msg}), so a fix could not be verified"
+            )
+        except (ValueError, RecursionError, MemoryError) as exc:
+            return f"no automatic fix: this Python cannot parse the file ({type(exc).__name__})"
+        return cls(path, text, tree, root)
+
+    def calls_of(self, dotted: str) -> list[str]:
+        """Call styles of every call of ``dotted`` (``name`` or ``mod.name``) in the file."""
+        if self._calls is None:
+            self._calls = {}
+            for node in ast.walk(self.tree):
+                if isinstance(node, ast.Call):
+                    text = _dotted(node.func)
+                    if text is not None:
+                        self._calls.setdefault(text, []).append(call_style(node))
+        return self._calls.get(dotted, [])
+
+    def called_names(self) -> list[str]:
+        """Every dotted name the file calls."""
+        self.calls_of("")
+        assert self._calls is not None
+        return list(self._calls)
+
+
+def _dotted(node: ast.expr) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
         return None
-    name = ".".join(reversed(parts))
-    return name if all(p.isidentifier() for p in name.split(".")) else None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
 
 
-def resolve(facts: HelperFacts, project: ProjectHelpers, path: Path | None) -> HelperChoice | str:
-    """The helper for one file, or the reason no fix can be offered."""
-    name = torch_api.PIN_HELPER_NAME
-    for local, module in facts.bindings:
-        if module == "":
-            return HelperChoice(local, None, facts.definition_takes_device, "defined in this file")
-    for local, module in facts.bindings:
-        return HelperChoice(local, None, project.arity(module), f"imported in this file from {module}")
-    for prefix, module in facts.attribute_calls:
-        return HelperChoice(f"{prefix}.{name}", None, project.arity(module), f"used in this file from {module}")
+def _same(a: Binding, b: Binding) -> bool:
+    return (a.kind, a.module, a.imported) == (b.kind, b.module, b.imported) and a.kind == IMPORT
 
-    candidates: list[tuple[str, str, str, bool | None]] = []  # (module, function name, source, arity)
-    if project.import_counts:
-        module, _count = sorted(project.import_counts.items(), key=lambda item: (-item[1], item[0]))[0]
-        candidates.append((module, name, "the project's most common import", project.arity(module)))
-    own_module = module_name_for(path) if path is not None else None
-    for module in sorted(project.definitions):
-        if module != own_module:
-            candidates.append((module, name, "defined in the project", project.arity(module)))
-    if project.configured is not None:
-        c = project.configured
-        candidates.append((c.module, c.name, "configured in [tool.pinlint]", c.takes_device))
-    if not candidates:
-        return CONFIGURE_HINT
-    module, function, source, arity = candidates[0]
-    if function in facts.module_level_bindings:
-        return f"no automatic fix: `{function}` is already bound to something else in this file"
-    if facts.last_top_level_import_line is None:
-        return f"no automatic fix: this file has no module-level imports to add `from {module} import {function}` to"
-    return HelperChoice(function, ImportRequest(module, function), arity, source)
+
+def _bound_as(
+    res: Resolution, pos_row: int, at_module_level: bool, want: Binding | None
+) -> str | None:
+    """None when the name at the construction is the binding ``want`` (or, with ``want`` None,
+    when it is free); else what it is instead, for the message."""
+    if res.where == "unbound":
+        return None if want is None else "not bound there"
+    if res.where == "local":
+        return f"a local name of `{res.scope_name}()` there ({res.bindings[0].describe()})"
+    if res.where == "class":
+        return (
+            f"a name of the class body of `{res.scope_name}` there ({res.bindings[0].describe()})"
+        )
+    runtime = res.runtime
+    if want is None:
+        # Free for a new import only when every run-time binding is that same import.
+        return None if not runtime else runtime[0].describe()
+    others = [b for b in runtime if not (_same(b, want) or b is want)]
+    if others:
+        return f"rebound at module level ({others[0].describe()})"
+    unconditional = [b for b in runtime if not b.conditional]
+    if not unconditional:
+        return (
+            "bound only on some paths at module level"
+            if runtime
+            else "bound only for type checkers"
+        )
+    if at_module_level and min(b.row for b in unconditional) >= pos_row:
+        return f"bound only after the construction ({unconditional[0].describe()})"
+    return None
+
+
+class HelperResolver:
+    """The project-level half of the decision, shared by every file of a run."""
+
+    def __init__(self, project: Project, configured: ConfiguredHelper | None) -> None:
+        self.project = project
+        self.configured = configured
+
+    # -- signatures --------------------------------------------------------------------------
+    def _signature(
+        self, ctx: FileContext, spelled: str, module: str | None, *, method: bool = False
+    ) -> Signature:
+        file_evidence = signature_from_calls(ctx.calls_of(spelled), spelled)
+        if file_evidence is not None:
+            return file_evidence
+        if module is not None:
+            found = self.project.definition_of(module)
+            if found is not None:
+                return found
+            project_calls = signature_from_calls(
+                self.project.call_styles(module, ctx.path), spelled
+            )
+            if project_calls is not None:
+                return project_calls
+        if method:
+            methods = set(self.project.method_signatures())
+            if len(methods) == 1:
+                return methods.pop()
+        if self.configured is not None and (module is None or module == self.configured.module):
+            return self.configured.signature
+        root = (module or spelled).lstrip(".").split(".", 1)[0]
+        if root in torch_api.KNOWN_HELPER_ARITY:
+            return Signature("positional" if torch_api.KNOWN_HELPER_ARITY[root] else "noarg")
+        return Signature("unknown")
+
+    @staticmethod
+    def _choice(
+        name: str, request: ImportRequest | None, sig: Signature, source: str
+    ) -> HelperChoice | str:
+        if sig.style == "unusable":
+            return f"no automatic fix: {sig.reason}"
+        takes = None if sig.style == "unknown" else sig.style != "noarg"
+        keyword = sig.keyword if sig.style == "keyword" else None
+        return HelperChoice(name, request, takes, source, device_keyword=keyword)
+
+    # -- resolution ----------------------------------------------------------------------------
+    def resolve(self, ctx: FileContext, pos: tuple[int, int]) -> HelperChoice | str:
+        """The value for the construction at ``pos`` (1-based row, 0-based byte column), or why none."""
+        at_module_level = ctx.scopes.innermost(pos).kind == "module"
+        idiom = self._idiom(ctx, pos, at_module_level)
+        if idiom is not None:
+            return idiom
+        module_bindings = ctx.scopes.module.bindings
+        # 2. A helper the file binds at module level.
+        first_problem: str | None = None
+        candidates: list[tuple[str, Binding]] = []
+        for local, bindings in module_bindings.items():
+            for b in bindings:
+                if b.dead:
+                    continue
+                if (
+                    b.kind == IMPORT
+                    and b.imported == NAME
+                    or b.kind == DEF
+                    and local == NAME
+                    and not b.via_global
+                ):
+                    candidates.append((local, b))
+        for local, binding in candidates:
+            problem = _bound_as(ctx.scopes.resolve(local, pos), pos[0], at_module_level, binding)
+            if problem is None:
+                if binding.kind == DEF:
+                    assert isinstance(binding.node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    evidence = signature_from_calls(ctx.calls_of(local), local)
+                    sig = evidence or signature_of(binding.node)
+                    return self._choice(local, None, sig, "defined in this file")
+                module = absolute(binding.module, ctx.module, ctx.is_package)
+                sig = self._signature(ctx, local, module)
+                return self._choice(
+                    local, None, sig, f"imported in this file from {binding.module}"
+                )
+            first_problem = first_problem or f"`{local}` is {problem}"
+        # `mod.is_pin_memory_available(...)` on a module-level import.
+        for spelled in sorted({d for d in ctx.called_names() if d.endswith("." + NAME)}):
+            root = spelled.split(".", 1)[0]
+            imports = [b for b in module_bindings.get(root, []) if b.kind == IMPORT and not b.dead]
+            if not imports:
+                continue
+            problem = _bound_as(ctx.scopes.resolve(root, pos), pos[0], at_module_level, imports[0])
+            if problem is None:
+                b = imports[0]
+                base = absolute(b.module, ctx.module, ctx.is_package) or b.module
+                module_path = f"{base}.{b.imported}" if b.imported else base
+                rest = spelled[len(root) + 1 : -len(NAME) - 1]
+                module_path = f"{module_path}.{rest}" if rest else module_path
+                sig = self._signature(ctx, spelled, module_path, method=True)
+                return self._choice(spelled, None, sig, f"used in this file from {module_path}")
+            first_problem = first_problem or f"`{root}` is {problem}"
+        # 3. The project's helper, imported.
+        candidates3: list[tuple[str, str, str, Signature | None]] = []  # module, name, source, sig
+        counts = self.project.import_counts(ctx.path)
+        own = ctx.module
+        for module, _count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+            if module != own:
+                candidates3.append((module, NAME, "the project's most common import", None))
+                break
+        for module, _sig in self.project.definitions(ctx.path):
+            if module != own:
+                candidates3.append((module, NAME, "defined in the project", None))
+        if self.configured is not None:
+            c = self.configured
+            candidates3.append((c.module, c.name, "configured in [tool.pinlint]", None))
+        if not candidates3:
+            if first_problem:
+                return f"no automatic fix: {first_problem}, not the pin-memory helper"
+            return CONFIGURE_HINT
+        module, function, source, _ = candidates3[0]
+        problem = _bound_as(ctx.scopes.resolve(function, pos), pos[0], at_module_level, None)
+        if problem is not None:
+            # Keep runtime-equivalent imports (a conditional or TYPE_CHECKING import of the same helper).
+            res = ctx.scopes.resolve(function, pos)
+            same_import = res.where == "module" and all(
+                b.kind == IMPORT
+                and b.imported == function
+                and absolute(b.module, own, ctx.is_package) == module
+                for b in res.runtime
+            )
+            if not same_import:
+                return f"no automatic fix: `{function}` is {problem}, not the pin-memory helper"
+        chain = self.project.cycle(own, module)
+        if chain is not None:
+            return (
+                f"no automatic fix: importing `{function}` from `{module}` would create an import cycle "
+                f"({' -> '.join([*chain, own or '?'])})"
+            )
+        sig = self._signature(ctx, function, module)
+        return self._choice(function, ImportRequest(module, function), sig, source)
+
+    def _idiom(
+        self, ctx: FileContext, pos: tuple[int, int], at_module_level: bool
+    ) -> HelperChoice | None:
+        """The project's dominant non-call idiom (``PIN_MEMORY``, ``self.pin_memory``), when it
+        beats helper calls and can be written at this construction."""
+        counts: Counter[str] = self.project.pin_values(ctx.path)
+        counts.update(ctx.facts.pin_values)
+        helper = counts.get("helper", 0)
+        ranked = sorted(
+            ((n, k) for k, n in counts.items() if k.startswith(("const:", "self:"))),
+            key=lambda t: (-t[0], t[1]),
+        )
+        for n, kind in ranked:
+            if n <= helper:
+                break
+            if kind.startswith("const:"):
+                _, name, module = kind.split(":", 2)
+                choice = self._constant(ctx, pos, at_module_level, name, module)
+            else:
+                choice = self._attribute(ctx, pos, kind.split(":", 1)[1])
+            if choice is not None:
+                return choice
+        return None
+
+    def _constant(
+        self, ctx: FileContext, pos: tuple[int, int], at_module_level: bool, name: str, module: str
+    ) -> HelperChoice | None:
+        res = ctx.scopes.resolve(name, pos)
+        runtime = res.runtime
+        if res.where == "module" and runtime:
+            here = [b for b in runtime if b.kind == ASSIGN and name in ctx.facts.constants]
+            imported = [b for b in runtime if b.kind == IMPORT and b.imported == name]
+            binding = (here or imported or [None])[0]
+            if binding is None or _bound_as(res, pos[0], at_module_level, binding) is not None:
+                return None
+            return HelperChoice(name, None, True, "the project's constant", is_value=True)
+        if res.where != "unbound":
+            return None
+        module = module or self.project.constant_module(name, ctx.path) or ""
+        if not module or module == ctx.module or self.project.cycle(ctx.module, module) is not None:
+            return None
+        if (
+            name
+            not in self.project.files.get(
+                self.project.modules.get(module, ""), ModuleFacts()
+            ).constants
+        ):
+            return None  # not (or no longer) defined there from the helper
+        return HelperChoice(
+            name, ImportRequest(module, name), True, "the project's constant", is_value=True
+        )
+
+    def _attribute(self, ctx: FileContext, pos: tuple[int, int], attr: str) -> HelperChoice | None:
+        """``self.<attr>`` in a method of a class whose ``__init__`` sets it first thing."""
+        scope = ctx.scopes.innermost(pos)
+        function = scope.node
+        if scope.kind != "function" or scope.parent is None or scope.parent.kind != "class":
+            return None
+        assert isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+        params = [*function.args.posonlyargs, *function.args.args]
+        if not params or params[0].arg != "self" or function.name == "__init__":
+            return None
+        if (
+            ctx.scopes.resolve("self", pos).where != "local"
+            or len(ctx.scopes.resolve("self", pos).bindings) != 1
+        ):
+            return None  # `self` rebound in the method
+        cls = scope.parent.node
+        assert isinstance(cls, ast.ClassDef)
+        for stmt in cls.body:
+            if (
+                isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and stmt.name == "__init__"
+            ):
+                for top in stmt.body:
+                    targets = (
+                        top.targets
+                        if isinstance(top, ast.Assign)
+                        else [getattr(top, "target", None)]
+                    )
+                    for t in targets:
+                        if (
+                            isinstance(t, ast.Attribute)
+                            and t.attr == attr
+                            and isinstance(t.value, ast.Name)
+                            and t.value.id == "self"
+                        ):
+                            return HelperChoice(
+                                f"self.{attr}", None, True, "the project's attribute", is_value=True
+                            )
+        return None

@@ -13,7 +13,7 @@ from pinlint.analysis.names import FileNames
 from pinlint.core.results import HelperFacts
 
 _NAME = re.escape(torch_api.PIN_HELPER_NAME)
-_HELPER_DEF = re.compile(rf"^(?:async[ \t]+)?def[ \t]+{_NAME}[ \t]*\(([^)]*)\)", re.M)
+_HELPER_DEF = re.compile(rf"^(?:async[ \t]+)?def[ \t]+{_NAME}[ \t]*\(([^)]*)\)", re.MULTILINE)
 _HELPER_CALL_NO_ARGS = re.compile(rf"{_NAME}\(\s*\)")
 _HELPER_CALL_ARGS = re.compile(rf"(?<!def ){_NAME}\(\s*[^)\s]")
 

@@ -28,7 +28,7 @@ from typing import Any
 import numpy.random  # noqa: F401 - imported once, before the forks (np.random is lazy)
 import torch
 
-from tests.fixsafety import execute, generated, handwritten
+from tests.fixsafety import execute, generated, handwritten, helper_programs
 from tests.fixsafety.program import NOT_SAFE, SAFE, Program
 
 RUN_TIMEOUT_S = 60
@@ -38,7 +38,7 @@ torch.set_num_threads(1)
 
 
 def all_programs() -> list[Program]:
-    return handwritten.PROGRAMS + generated.programs()
+    return handwritten.PROGRAMS + helper_programs.PROGRAMS + generated.programs()
 
 
 # -- work done in the children -------------------------------------------------------------------

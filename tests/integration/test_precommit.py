@@ -54,11 +54,15 @@ def upload(device):
 
 HOT_FIXED = """\
 import torch
+
 from myproj.utils import is_pin_memory_available
 
 
 def upload(device):
-    return torch.tensor([1, 2, 3], pin_memory=is_pin_memory_available(device)).to(device, non_blocking=True)
+    return torch.tensor(
+        [1, 2, 3],
+        pin_memory=is_pin_memory_available(device),
+    ).to(device, non_blocking=True)
 """
 
 
@@ -186,3 +190,30 @@ def test_force_exclude_applies_to_files_pre_commit_passes(project: Path) -> None
     result = _pre_commit(project, "run", "pinlint", "--all-files", timeout=60)
     assert result.returncode == 0, result.stdout
     assert _status(result.stdout, "pinlint") == "Passed"
+
+
+UTILS_WITH_HELPER = """\
+import torch
+
+
+def is_pin_memory_available(device=None):
+    return torch.cuda.is_available()
+"""
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_fix_hook_finds_the_helper_in_an_unstaged_module(tmp_path: Path) -> None:
+    # Issue 14: pre-commit passes only the staged file; the helper lives in a module of the
+    # project that is not part of the commit (and no pin-memory-helper is configured).
+    project = tmp_path / "proj"
+    (project / "myproj").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("[tool.pinlint]\n")
+    (project / "myproj" / "__init__.py").write_text("")
+    (project / "myproj" / "hot.py").write_text(HOT)
+    _git(project, "init", "-q")
+    _local_config(project)
+    _git(project, "add", "myproj/hot.py", "myproj/__init__.py", "pyproject.toml")
+    (project / "myproj" / "utils.py").write_text(UTILS_WITH_HELPER)  # untracked, unstaged
+    result = _pre_commit(project, "run", "pinlint-fix", timeout=60)  # the staged files only
+    assert "files were modified by this hook" in result.stdout, result.stdout
+    assert (project / "myproj" / "hot.py").read_text() == HOT_FIXED

@@ -1,0 +1,337 @@
+"""More programs of the helper kinds (issue 12 kinds 2, 3, 5): scope, imports, arguments.
+
+Written for the general case rather than for one implementation: each ``note`` says what a wrong
+fix would do.
+"""
+
+from __future__ import annotations
+
+from tests.fixsafety.handwritten import P
+from tests.fixsafety.program import NOT_SAFE, SAFE
+
+HELPER_SCOPE_MORE = [
+    P(
+        "h16_comprehension_target_named_helper",
+        "helper-scope",
+        NOT_SAFE,
+        """
+        import torch
+
+        def make(device):
+            return [
+                torch.tensor([1]).to(device, non_blocking=True)
+                for is_pin_memory_available in range(2)
+            ]
+
+        def main(device):
+            return make(device)
+        """,
+        note="the comprehension target shadows the helper inside the comprehension",
+    ),
+    P(
+        "h17_enclosing_function_local",
+        "helper-scope",
+        NOT_SAFE,
+        """
+        import torch
+
+        def outer(device):
+            is_pin_memory_available = 0
+
+            def make():
+                return torch.tensor([1, 2]).to(device, non_blocking=True)
+
+            return make(), is_pin_memory_available
+
+        def main(device):
+            return outer(device)
+        """,
+        note="a closure variable with the helper's name",
+    ),
+    P(
+        "h18_global_rebind_in_function",
+        "helper-scope",
+        NOT_SAFE,
+        """
+        import torch
+        from pinhelp import is_pin_memory_available
+
+        def configure():
+            global is_pin_memory_available
+            is_pin_memory_available = False
+
+        def make(device):
+            return torch.tensor([1, 2]).to(device, non_blocking=True)
+
+        def main(device):
+            configure()
+            return make(device)
+        """,
+        note="`global` rebinds the imported helper to a bool before make() runs",
+    ),
+    P(
+        "h19_try_import_with_fallback_value",
+        "helper-scope",
+        NOT_SAFE,
+        """
+        import torch
+        try:
+            from pinhelp import is_pin_memory_available
+        except ImportError:
+            is_pin_memory_available = None
+
+        def make(device):
+            return torch.tensor([1, 2]).to(device, non_blocking=True)
+
+        def main(device):
+            return make(device)
+        """,
+        note="the name may be None: not provably the helper",
+    ),
+    P(
+        "h20_class_attribute_not_visible_in_method",
+        "helper-scope",
+        SAFE,
+        """
+        import torch
+
+        class Loader:
+            is_pin_memory_available = staticmethod(lambda d: 1 / 0)
+
+            def make(self, device):
+                return torch.tensor([1, 2]).to(device, non_blocking=True)
+
+        def main(device):
+            return Loader().make(device)
+        """,
+        note="the class attribute is not in scope in the method: a module-level import is right",
+    ),
+    P(
+        "h21_lambda_parameter_named_helper",
+        "helper-scope",
+        NOT_SAFE,
+        """
+        import torch
+
+        make = lambda device, is_pin_memory_available=None: torch.tensor([1, 2]).to(
+            device, non_blocking=True
+        )
+
+        def main(device):
+            return make(device)
+        """,
+    ),
+]
+
+IMPORTS_MORE = [
+    P(
+        "i15_existing_from_import_after_use",
+        "imports",
+        SAFE,
+        """
+        import torch
+
+        def make(device):
+            return torch.tensor([1, 2]).to(device, non_blocking=True)
+
+        WARM = make("cpu")
+
+        from pinhelp import __name__ as helper_module
+
+        def main(device):
+            return make(device), WARM, helper_module
+        """,
+        note="joining the later `from pinhelp import` would bind the helper after WARM uses it",
+    ),
+    P(
+        "i16_join_parenthesized_from_import",
+        "imports",
+        SAFE,
+        """
+        import torch
+        from pinhelp import (
+            __name__ as helper_module,
+            os,
+        )
+
+        def make(device):
+            return torch.tensor([1, 2]).to(device, non_blocking=True)
+
+        def main(device):
+            return make(device), helper_module, os.sep
+        """,
+    ),
+    P(
+        "i17_docstring_future_local_torch_only",
+        "imports",
+        SAFE,
+        '''
+        """Doc."""
+        from __future__ import annotations
+
+        def make(device):
+            import torch
+            return torch.tensor([1, 2]).to(device, non_blocking=True)
+
+        def main(device):
+            return make(device), __doc__
+        ''',
+    ),
+    P(
+        "i18_import_would_close_a_cycle",
+        "imports",
+        NOT_SAFE,
+        """
+        import torch
+
+        def make(device):
+            return torch.tensor([1, 2]).to(device, non_blocking=True)
+
+        def main(device):
+            return make(device)
+        """,
+        helper="",
+        config="helpmod:is_pin_memory_available(device)",
+        files={
+            "helpmod.py": """
+        import os
+
+        import prog
+
+        def is_pin_memory_available(device):
+            return os.environ.get("FIXSAFETY_PIN") == "1"
+
+        MAKE = prog.make
+        """
+        },
+        note="helpmod imports prog at module level: importing it from prog closes a cycle",
+    ),
+]
+
+HELPER_ARGS_MORE = [
+    P(
+        "a12_required_keyword_only_device",
+        "helper-args",
+        SAFE,
+        """
+        import torch
+
+        def make(device):
+            return torch.tensor([1, 2]).to(device, non_blocking=True)
+
+        def main(device):
+            return make(device)
+        """,
+        helper="",
+        config="",
+        files={
+            "pinhelp3.py": """
+        import os
+
+        import torch
+
+        def is_pin_memory_available(*, device):
+            torch.device(device)
+            return os.environ.get("FIXSAFETY_PIN") == "1"
+        """
+        },
+    ),
+    P(
+        "a13_platform_method_takes_device",
+        "helper-args",
+        SAFE,
+        """
+        import torch
+        from platforms import current_platform
+
+        def make(device):
+            return torch.tensor([1, 2]).to(device, non_blocking=True)
+
+        def main(device):
+            return make(device), current_platform.is_pin_memory_available(device)
+        """,
+        helper="",
+        config="",
+        files={
+            "platforms.py": """
+        import os
+
+        import torch
+
+        class Platform:
+            def is_pin_memory_available(self, device):
+                torch.device(device)
+                return os.environ.get("FIXSAFETY_PIN") == "1"
+
+        current_platform = Platform()
+        """
+        },
+    ),
+    P(
+        "a14_definition_beats_config",
+        "helper-args",
+        SAFE,
+        """
+        import torch
+
+        def make(device):
+            return torch.tensor([1, 2]).to(device, non_blocking=True)
+
+        def main(device):
+            return make(device)
+        """,
+        config="pinhelp:is_pin_memory_available()",
+        note="config says (); the definition in the project takes the device",
+    ),
+    P(
+        "a15_varargs_only_helper",
+        "helper-args",
+        SAFE,
+        """
+        import torch
+
+        def make(device):
+            return torch.tensor([1, 2]).to(device, non_blocking=True)
+
+        def main(device):
+            return make(device)
+        """,
+        helper="",
+        config="",
+        files={
+            "pinhelp4.py": """
+        import os
+
+        def is_pin_memory_available(*args):
+            assert not args
+            return os.environ.get("FIXSAFETY_PIN") == "1"
+        """
+        },
+    ),
+    P(
+        "a16_two_required_in_project_definition",
+        "helper-args",
+        NOT_SAFE,
+        """
+        import torch
+
+        def make(device):
+            return torch.tensor([1, 2]).to(device, non_blocking=True)
+
+        def main(device):
+            return make(device)
+        """,
+        helper="",
+        config="",
+        files={
+            "pinhelp5.py": """
+        import os
+
+        def is_pin_memory_available(device, strict):
+            return os.environ.get("FIXSAFETY_PIN") == "1"
+        """
+        },
+    ),
+]
+
+PROGRAMS = HELPER_SCOPE_MORE + IMPORTS_MORE + HELPER_ARGS_MORE
