@@ -171,6 +171,7 @@ class DiagnosticBuilder:
             statement_rows=finding.statement_rows,
             sink_rows=finding.sink_rows,
             source_snippet=finding.snippet,
+            related=finding.related,
         )
 
     def _fix(self, plan: FixPlan, choice: HelperChoice, ctx: FileContext, note: str | None) -> tuple[Fix | None, str | None]:

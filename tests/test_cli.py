@@ -76,7 +76,9 @@ def test_json_has_ruffs_shape(project: Path) -> None:
     data = json.loads(out)
     assert [d["code"] for d in data] == ["PIN001", "PIN001"]
     first = data[0]
-    assert list(first) == ["code", "name", "message", "filename", "location", "end_location", "fix", "noqa_row", "url"]
+    ruff_keys = ["code", "name", "message", "filename", "location", "end_location", "fix", "noqa_row", "url"]
+    assert list(first) == [*ruff_keys, "related"]  # ruff's keys in ruff's order, then the copy
+    assert first["related"][0]["message"] == "the non_blocking copy"
     assert first["filename"] == str(project / "hot.py")
     assert first["location"] == {"row": 6, "column": 9} and first["end_location"] == {"row": 6, "column": 32}
     assert first["fix"]["applicability"] == "safe"

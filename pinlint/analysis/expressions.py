@@ -41,6 +41,16 @@ _READ_ONLY_BUILTINS = frozenset(
 )
 
 
+def _repeats_a_list(node: cst.BinaryOperation, left: Value, right: Value) -> bool:
+    """``[0] * n`` / ``n * [0]``: a list literal times something that is not a tensor or array."""
+    from pinlint.analysis.values import Kind, kinds
+
+    for literal, other in ((node.left, right), (node.right, left)):
+        if isinstance(literal, (cst.List, cst.ListComp)) and not kinds(other) & {Kind.NUMPY, Kind.PAGEABLE, Kind.PINNED, Kind.DEVICE}:
+            return True
+    return False
+
+
 class Summaries(Protocol):
     """What the rest of the file says about names this function does not bind itself."""
 
@@ -202,6 +212,8 @@ class Evaluator:
             right = self.ev(node.right)
             if is_pydata(left) and is_pydata(right):
                 return PYDATA  # e.g. `[0] + lens`, `n * 2`
+            if isinstance(node.operator, cst.Multiply) and _repeats_a_list(node, left, right):
+                return PYDATA  # `[0] * n`: a list repeated (n is a count)
             return combine([left, right], node, "an arithmetic result")
         if isinstance(node, cst.Comparison):
             values = [self.ev(node.left)] + [self.ev(c.comparator) for c in node.comparisons]

@@ -85,6 +85,9 @@ class FileSummaries:
             for interpreter in parsed.interpreters:
                 if interpreter.events.parameter_copies and isinstance(interpreter.scope, cst.FunctionDef):
                     names.add(interpreter.scope.name.value)
+        if any(p.segment.whole_file for p in self.all_parsed()):
+            return []  # the whole file was analysed: every caller already was
+        covered = [(p.segment.start, p.segment.end) for p in self.all_parsed()]
         found: list[int] = []
         for name in sorted(names):
             for match in re.finditer(rf"(?<![\w.])(?:self\.)?{re.escape(name)}[ \t]*\(", self.text):
@@ -92,8 +95,11 @@ class FileSummaries:
                 if re.match(r"[ \t]*(?:async[ \t]+)?def[ \t]", self.lines[line]):
                     continue  # the definition itself
                 start = enclosing_def(self.lines, line)
-                if start is not None and start not in self._parsed and start not in found:
-                    found.append(start)
+                if start is None or start in self._parsed or start in found:
+                    continue
+                if any(first <= start < end for first, end in covered):
+                    continue  # inside a function already analysed
+                found.append(start)
                 if len(found) >= limit:
                     return found  # a bound: generated code can call a helper thousands of times
         return found
@@ -123,8 +129,9 @@ class FileSummaries:
             scopes: list[cst.FunctionDef | cst.Module] = [module]
             scopes += [s for s in iter_statements(list(module.body), into_functions=True) if isinstance(s, cst.FunctionDef)]
             interpreters = []
+            classes = _method_classes(module) if segment.whole_file else {}
             for scope in scopes:
-                interpreter = self.scope_interpreter(scope, start, segment)
+                interpreter = self.scope_interpreter(scope, start, segment, classes.get(id(scope)))
                 if interpreter is not None:
                     interpreters.append(interpreter)
         finally:
@@ -133,7 +140,9 @@ class FileSummaries:
         self._parsed[start] = parsed
         return parsed
 
-    def scope_interpreter(self, scope: cst.FunctionDef | cst.Module, start: int, segment: Segment) -> Interpreter | None:
+    def scope_interpreter(
+        self, scope: cst.FunctionDef | cst.Module, start: int, segment: Segment, class_name: str | None = None
+    ) -> Interpreter | None:
         """One scope, interpreted once (a nested def may be asked for before its turn)."""
         from pinlint.analysis.expressions import BudgetExceeded
 
@@ -144,7 +153,7 @@ class FileSummaries:
             return None  # a closure calling itself: no summary
         self._running_scopes.add(key)
         interpreter = self._make(scope, EventSink(self.listened), self)
-        interpreter.class_name = self.class_at(segment.start) if not segment.whole_file else None
+        interpreter.class_name = self.class_at(segment.start) if not segment.whole_file else class_name
         interpreter.segment_start = start
         interpreter.segment = segment
         try:
@@ -321,6 +330,8 @@ class FileSummaries:
         value = frozenset().union(*interpreter.returns)
         if any(o.parameter for o in value):
             return None  # returns (part of) its argument: what the caller passed, not followed
+        if {o.kind for o in value} >= {Kind.PINNED, Kind.PAGEABLE}:
+            return None  # pinned or not depending on how it is called: the caller's business
         return value
 
     def forward_arguments(self, evaluator: Evaluator, call: cst.Call) -> None:
@@ -356,6 +367,25 @@ class FileSummaries:
         if parsed.positions is None:
             parsed.positions = Positions(parsed.module, parsed.segment, self.lines, parsed.source)
         return parsed.positions
+
+
+def _method_classes(module: cst.Module) -> dict[int, str]:
+    """id(FunctionDef) -> the class it is a method of (for a module parsed whole)."""
+    out: dict[int, str] = {}
+    stack: list[tuple[cst.CSTNode, str | None]] = [(module, None)]
+    while stack:
+        node, owner = stack.pop()
+        if isinstance(node, cst.ClassDef):
+            for child in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
+                stack.append((child, node.name.value))
+            continue
+        if isinstance(node, cst.FunctionDef):
+            if owner is not None:
+                out[id(node)] = owner
+            owner = None  # a def inside it is a closure, not a method
+        for child in node.children:
+            stack.append((child, owner if not isinstance(node, cst.FunctionDef) else None))
+    return out
 
 
 def _class_indent(family: list[ClassRange], line: int) -> int:

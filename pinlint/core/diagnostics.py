@@ -65,6 +65,15 @@ class Location:
 
 
 @dataclass(frozen=True)
+class Related:
+    """Another place of the same file a finding involves (the copy its tensor reaches)."""
+
+    location: Location
+    end_location: Location
+    message: str
+
+
+@dataclass(frozen=True)
 class Edit:
     """Replace the text between ``location`` and ``end_location`` with ``content``."""
 
@@ -118,6 +127,8 @@ class Diagnostic:
     sink_rows: tuple[int, int] = (0, 0)
     #: The source text of the flagged line(s), for baselines' line-shift-proof fingerprints.
     source_snippet: str = ""
+    #: Other places of the file the finding involves (the copy, a call on the way).
+    related: tuple[Related, ...] = ()
     #: Producer-specific data (the runtime companion's transfer record).
     extra: dict[str, object] = field(default_factory=dict)
 

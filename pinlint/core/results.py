@@ -11,6 +11,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from pinlint.core.diagnostics import Applicability, Location
+from pinlint.core.diagnostics import Related as RelatedLocation
 
 
 @dataclass(frozen=True)
@@ -40,13 +41,6 @@ class FixPlan:
     title: str = ""
 
 
-@dataclass(frozen=True)
-class RelatedLocation:
-    """Another place a finding involves (the copy its tensor reaches, a call on the way)."""
-
-    location: Location
-    end_location: Location
-    message: str
 
 
 @dataclass(frozen=True)

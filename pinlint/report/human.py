@@ -115,6 +115,8 @@ def _full_block(d: Diagnostic, lines: list[str], root: Path, unsafe_fixes: bool)
                     carets.append((f" {d.code}", "bold red"))
                 out.append(carets)
     out.append([(" " * gutter + " |", "blue")])
+    for related in d.related:
+        out.append([(f"note: {related.message} is at {display_path(d.filename, root)}:{related.location.row}:{related.location.column}", "cyan")])
     if d.fix is not None:
         label = "help" if d.fix.applicability is Applicability.SAFE else "help (unsafe fix)"
         out.append([(f"{label}: {d.fix.message}", "bold cyan")])

@@ -45,6 +45,12 @@ def diagnostic_to_dict(diag: Diagnostic) -> dict[str, Any]:
         "fix": fix,
         "noqa_row": diag.noqa_row,
         "url": diag.url,
+        # Not in ruff's schema: the copy a flagged tensor reaches (tools reading ruff's fields
+        # ignore it).
+        "related": [
+            {"message": r.message, "location": _location(r.location), "end_location": _location(r.end_location)}
+            for r in diag.related
+        ],
     }
 
 

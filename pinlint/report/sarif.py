@@ -171,6 +171,15 @@ def build(
             ],
             "partialFingerprints": {FINGERPRINT_KEY: fp},
         }
+        if diag.related:
+            result["relatedLocations"] = [
+                {
+                    "id": i,
+                    "physicalLocation": {"artifactLocation": artifact, "region": _region(r.location, r.end_location)},
+                    "message": {"text": r.message},
+                }
+                for i, r in enumerate(diag.related)
+            ]
         if diag.fix is not None and diag.fix.edits:
             result["fixes"] = [_fix(diag.fix, artifact)]
         results.append(result)
