@@ -11,7 +11,7 @@ import time
 import libcst as cst
 
 from pinlint import torch_api
-from pinlint.analysis import torch_semantics
+from pinlint.analysis import d2h, torch_semantics
 from pinlint.analysis.env import Env
 from pinlint.analysis.events import EventSink
 from pinlint.analysis.host_uses import HostUses
@@ -152,7 +152,10 @@ class Evaluator:
             self.ev(node.value)
             return UNKNOWN  # an attribute set outside this function: unknown provenance
         if isinstance(node, cst.Call):
-            return self._call(node)
+            value = self._call(node)
+            if self.events.wants_d2h:
+                d2h.after_call(self, node)  # PIN004: host reads of pending copies, synchronisations
+            return value
         if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary)):
             return PYDATA
         if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
@@ -185,6 +188,7 @@ class Evaluator:
             return derived(operand, node, "an arithmetic result")
         if isinstance(node, cst.IfExp):
             self.ev(node.test)
+            d2h.read(self, node.test, "a truth test")
             return self.ev(node.body) | self.ev(node.orelse)
         if isinstance(node, cst.NamedExpr):
             value = self.ev(node.value)
@@ -243,6 +247,7 @@ class Evaluator:
 
     def _comprehension(self, for_in: cst.CompFor) -> None:
         self.ev(for_in.iter)
+        d2h.read(self, for_in.iter, "iteration")
         for condition in for_in.ifs:
             self.ev(condition.test)
         if for_in.inner_for_in is not None:
