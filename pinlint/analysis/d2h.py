@@ -47,11 +47,17 @@ _INERT_BUILTINS = frozenset(
 #: Builtins that convert or read their arguments: they synchronise when given a device tensor
 #: (``int(t)``, ``print(t)``) and read a host tensor's data (PIN004's reads).
 _READING_BUILTINS = frozenset(
-    {"print", "str", "repr", "format", "int", "float", "bool", "complex", "list", "tuple", "sorted",
-     "min", "max", "sum", "any", "all", "abs", "round", "range", "divmod", "pow"}
+    {"print", "str", "repr", "format", "int", "float", "bool", "complex", "sorted", "min", "max",
+     "sum", "any", "all", "abs", "round", "range", "divmod", "pow"}
 )
-#: Host-tensor methods that read the data into Python (or hand it to numpy).
-_READING_METHODS = frozenset({"tolist", "item", "numpy", "__bool__", "__int__", "__float__", "__index__"})
+#: Builtins that only take views of a tensor's rows (``list(t)`` is ``t.unbind()``): no data read,
+#: and no synchronisation for a device tensor either.
+_VIEW_BUILTINS = frozenset({"list", "tuple"})
+#: Host-tensor methods that read the data into Python. ``.numpy()`` is not one: it returns a view
+#: of the same memory (vLLM's ``async_copy_to_np`` reads it after an event), as iteration does.
+_READING_METHODS = frozenset({"tolist", "item", "__bool__", "__int__", "__float__", "__index__"})
+#: numpy functions that copy their argument's data (``np.asarray`` makes a view: not a read).
+_NUMPY_COPIES = frozenset({"array", "concatenate", "stack", "cumsum", "repeat"})
 #: Methods that only enqueue work or bookkeeping on a stream: they never block the host
 #: (``event.record()``, ``t.record_stream(s)``, ``s.wait_event(e)``: GPU-side waits).
 _STREAM_SIDE_METHODS = frozenset({"record", "record_stream", "record_event", "wait_stream", "wait_event"})
@@ -227,11 +233,17 @@ def after_call(ctx: D2HContext, call: cst.Call) -> None:
     elif isinstance(func, cst.Name) and func.value in _READING_BUILTINS and func.value not in ctx.env:
         for arg in call.args:
             read(ctx, arg.value, f"`{func.value}()`")
-    elif ctx.names.is_numpy_call(func):
+    elif ctx.names.is_numpy_call(func) and _numpy_name(func) in _NUMPY_COPIES:
         for arg in call.args:
-            read(ctx, arg.value, "numpy")
+            read(ctx, arg.value, f"`numpy.{_numpy_name(func)}()`")
     if may_synchronize(ctx, call):
         ctx.env.set(PENDING_KEY, frozenset())
+
+
+def _numpy_name(func: cst.BaseExpression) -> str:
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return func.value if isinstance(func, cst.Name) else ""
 
 
 def _host_like(value: Value) -> bool:
@@ -263,7 +275,7 @@ def may_synchronize(ctx: D2HContext, call: cst.Call) -> bool:
     if isinstance(func, cst.Name):
         if func.value in ctx.env:
             return True  # a local callable: unknown code
-        if func.value in _INERT_BUILTINS:
+        if func.value in _INERT_BUILTINS or func.value in _VIEW_BUILTINS:
             return False
         if func.value in _READING_BUILTINS:
             return any(_maybe_device(ctx, arg.value) for arg in call.args)

@@ -247,7 +247,6 @@ class Evaluator:
 
     def _comprehension(self, for_in: cst.CompFor) -> None:
         self.ev(for_in.iter)
-        d2h.read(self, for_in.iter, "iteration")
         for condition in for_in.ifs:
             self.ev(condition.test)
         if for_in.inner_for_in is not None:

@@ -127,7 +127,6 @@ class Interpreter(Evaluator):
         if isinstance(statement, cst.For):
             self.statement = statement.iter
             self.ev(statement.iter)
-            d2h.read(self, statement.iter, "iteration")
             self._bind(statement.target, UNKNOWN)  # loop items: unknown provenance
         else:
             self.statement = statement.test
