@@ -41,14 +41,49 @@ MARK = "<d2h>"
 
 #: Builtins that never convert, read or call into their arguments' data.
 _INERT_BUILTINS = frozenset(
-    {"len", "isinstance", "issubclass", "type", "id", "hasattr", "callable", "enumerate", "zip",
-     "reversed", "iter", "dict", "set", "frozenset", "super", "object"}
+    {
+        "len",
+        "isinstance",
+        "issubclass",
+        "type",
+        "id",
+        "hasattr",
+        "callable",
+        "enumerate",
+        "zip",
+        "reversed",
+        "iter",
+        "dict",
+        "set",
+        "frozenset",
+        "super",
+        "object",
+    }
 )
 #: Builtins that convert or read their arguments: they synchronise when given a device tensor
 #: (``int(t)``, ``print(t)``) and read a host tensor's data (PIN004's reads).
 _READING_BUILTINS = frozenset(
-    {"print", "str", "repr", "format", "int", "float", "bool", "complex", "sorted", "min", "max",
-     "sum", "any", "all", "abs", "round", "range", "divmod", "pow"}
+    {
+        "print",
+        "str",
+        "repr",
+        "format",
+        "int",
+        "float",
+        "bool",
+        "complex",
+        "sorted",
+        "min",
+        "max",
+        "sum",
+        "any",
+        "all",
+        "abs",
+        "round",
+        "range",
+        "divmod",
+        "pow",
+    }
 )
 #: Builtins that only take views of a tensor's rows (``list(t)`` is ``t.unbind()``): no data read,
 #: and no synchronisation for a device tensor either.
@@ -60,23 +95,70 @@ _READING_METHODS = frozenset({"tolist", "item", "__bool__", "__int__", "__float_
 _NUMPY_COPIES = frozenset({"array", "concatenate", "stack", "cumsum", "repeat"})
 #: Methods that only enqueue work or bookkeeping on a stream: they never block the host
 #: (``event.record()``, ``t.record_stream(s)``, ``s.wait_event(e)``: GPU-side waits).
-_STREAM_SIDE_METHODS = frozenset({"record", "record_stream", "record_event", "wait_stream", "wait_event"})
+_STREAM_SIDE_METHODS = frozenset(
+    {"record", "record_stream", "record_event", "wait_stream", "wait_event"}
+)
 #: Tensor methods that launch device work (or make views) and return without waiting.
 _LAUNCH_METHODS = (
     torch_api.VIEW_METHODS
     | torch_api.NEW_TENSOR_METHODS
     | frozenset(
-        {"sum", "mean", "prod", "argmax", "argmin", "softmax", "log_softmax", "exp", "log", "sqrt",
-         "pow", "matmul", "mm", "bmm", "transpose", "permute", "t", "zero_", "fill_", "add_", "mul_",
-         "sub_", "div_", "masked_fill_", "index_copy_", "index_fill_", "scatter_", "scatter", "to",
-         "copy_", "cuda"}
+        {
+            "sum",
+            "mean",
+            "prod",
+            "argmax",
+            "argmin",
+            "softmax",
+            "log_softmax",
+            "exp",
+            "log",
+            "sqrt",
+            "pow",
+            "matmul",
+            "mm",
+            "bmm",
+            "transpose",
+            "permute",
+            "t",
+            "zero_",
+            "fill_",
+            "add_",
+            "mul_",
+            "sub_",
+            "div_",
+            "masked_fill_",
+            "index_copy_",
+            "index_fill_",
+            "scatter_",
+            "scatter",
+            "to",
+            "copy_",
+            "cuda",
+        }
     )
 ) - {"item", "tolist", "numpy", "cpu"}
 #: ``torch.cuda.<name>()`` (and other ``torch.<module>.<name>``) calls that do not block the host.
 _NON_BLOCKING_TORCH_CALLS = frozenset(
-    {"current_stream", "default_stream", "Event", "Stream", "stream", "is_available", "device_count",
-     "current_device", "get_device_name", "get_device_properties", "range_push", "range_pop", "mark",
-     "set_stream", "device", "is_initialized", "record_function"}
+    {
+        "current_stream",
+        "default_stream",
+        "Event",
+        "Stream",
+        "stream",
+        "is_available",
+        "device_count",
+        "current_device",
+        "get_device_name",
+        "get_device_properties",
+        "range_push",
+        "range_pop",
+        "mark",
+        "set_stream",
+        "device",
+        "is_initialized",
+        "record_function",
+    }
 )
 #: ``torch.<name>()`` functions that launch work or allocate without waiting (data-dependent ones,
 #: such as ``nonzero`` or one-argument ``where``, synchronise).
@@ -199,11 +281,13 @@ def _report(ctx: D2HContext, node: cst.BaseExpression, how: str, copies: list[D2
     events = ctx.events
     for copy in copies:
         key = ("d2h", id(copy.call))
-        if key in events._seen:  # noqa: SLF001 - one finding per copy: its first read
+        if key in events._seen:
             continue
         first = id(ctx.statement) not in events.d2h_read_statements
         events.d2h_read_statements.add(id(ctx.statement))
-        event = UnsyncedHostRead(copy.call, copy.api, copy.statement, node, how, ctx.statement, first)
+        event = UnsyncedHostRead(
+            copy.call, copy.api, copy.statement, node, how, ctx.statement, first
+        )
         events.add(event, key)
 
 
@@ -230,7 +314,9 @@ def after_call(ctx: D2HContext, call: cst.Call) -> None:
         copies = _read_copies(ctx, func.value)
         if copies:
             _report(ctx, func.value, f"`.{func.attr.value}()`", copies)
-    elif isinstance(func, cst.Name) and func.value in _READING_BUILTINS and func.value not in ctx.env:
+    elif (
+        isinstance(func, cst.Name) and func.value in _READING_BUILTINS and func.value not in ctx.env
+    ):
         for arg in call.args:
             read(ctx, arg.value, f"`{func.value}()`")
     elif ctx.names.is_numpy_call(func) and _numpy_name(func) in _NUMPY_COPIES:
@@ -248,7 +334,9 @@ def _numpy_name(func: cst.BaseExpression) -> str:
 
 def _host_like(value: Value) -> bool:
     """Every path gives a host tensor (a pending destination included)."""
-    return bool(value) and all(o.kind in (Kind.PAGEABLE, Kind.PINNED) or o.what == MARK for o in value)
+    return bool(value) and all(
+        o.kind in (Kind.PAGEABLE, Kind.PINNED) or o.what == MARK for o in value
+    )
 
 
 def _maybe_device(ctx: D2HContext, node: cst.BaseExpression) -> bool:
@@ -312,7 +400,10 @@ def _torch_function_syncs(ctx: D2HContext, name: str, call: cst.Call) -> bool:
         return True  # `torch.where(cond)` is `nonzero`: data-dependent, it waits
     if name in torch_api.RUNTIME_DATA_TO_DEVICE_FACTORIES:
         device = keyword_args(call).get("device")
-        if device is not None and classify_device(device.value, ctx.names.torch_function) in RUNTIME_OR_ACCELERATOR:
+        if (
+            device is not None
+            and classify_device(device.value, ctx.names.torch_function) in RUNTIME_OR_ACCELERATOR
+        ):
             return True  # `torch.tensor(data, device=d)` copies with a blocking copy
         return bool(args) and _maybe_device(ctx, args[0])  # a list of device scalars waits
     return False
@@ -320,7 +411,9 @@ def _torch_function_syncs(ctx: D2HContext, name: str, call: cst.Call) -> bool:
 
 def _nb(ctx: D2HContext, call: cst.Call, position: int) -> bool:
     args = positional(call)
-    return args is not None and non_blocking(call, args, position, lambda n: is_true(ctx.value_of(n)))
+    return args is not None and non_blocking(
+        call, args, position, lambda n: is_true(ctx.value_of(n))
+    )
 
 
 def _host_method_syncs(ctx: D2HContext, method: str, call: cst.Call, receiver: Value) -> bool:
@@ -335,7 +428,9 @@ def _host_method_syncs(ctx: D2HContext, method: str, call: cst.Call, receiver: V
         return True  # a blocking copy to a device waits
     if method == "copy_":
         args = positional(call)
-        return not (args and _host_like(ctx.value_of(args[0])))  # from a device: a blocking D2H copy
+        return not (
+            args and _host_like(ctx.value_of(args[0]))
+        )  # from a device: a blocking D2H copy
     return False  # host computation on host memory
 
 

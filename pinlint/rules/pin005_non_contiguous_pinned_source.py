@@ -35,5 +35,10 @@ class NonContiguousPinnedSource(Rule):
         rows = ctx.positions.rows(event.call)
         statement_rows = ctx.statement_rows(event.call)
         return ctx.finding(
-            self.code, event.source, message, statement_rows=statement_rows, sink_rows=rows, note=REMEDY
+            self.code,
+            event.source,
+            message,
+            statement_rows=statement_rows,
+            sink_rows=rows,
+            note=REMEDY,
         )
