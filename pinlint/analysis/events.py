@@ -58,7 +58,41 @@ class DeviceConstruction:
     statement: cst.CSTNode
 
 
-Event = "SinkHit | DeviceConstruction"
+@dataclass(frozen=True)
+class UnsyncedHostRead:
+    """A host read of a non_blocking device-to-host copy's destination, reachable from the copy on
+    a path with no (possible) synchronisation (see ``d2h``)."""
+
+    #: The copy: ``gpu.to("cpu", non_blocking=True)`` or ``host.copy_(gpu, non_blocking=True)``.
+    copy: cst.Call
+    #: ``".to"`` or ``".copy_"``.
+    api: str
+    copy_statement: cst.CSTNode
+    #: The expression read (``cpu`` in ``cpu.tolist()``).
+    read: cst.CSTNode
+    #: How it is read: ``"`.tolist()`"``, ``"`print()`"``, ``"iteration"``, ``"a truth test"``...
+    how: str
+    read_statement: cst.CSTNode
+    #: The first unsynchronised copy read at this statement (a fix is offered once per statement).
+    first_at_statement: bool = True
+
+
+@dataclass(frozen=True)
+class StridedPinnedCopy:
+    """A non_blocking host-to-device copy whose source is a provably non-contiguous view of a pinned
+    buffer: PyTorch gathers it into a pageable temporary first (see ``views``)."""
+
+    call: cst.Call
+    #: ``".to"``, ``".cuda"`` or ``".copy_"``.
+    api: str
+    #: The source expression (``buf[:, :n]``).
+    source: cst.BaseExpression
+    #: Why it is not contiguous (``"a restricted slice of dimension 1"``).
+    why: str
+    statement: cst.CSTNode
+
+
+Event = "SinkHit | DeviceConstruction | UnsyncedHostRead | StridedPinnedCopy"
 
 
 class EventSink:
@@ -67,13 +101,33 @@ class EventSink:
     def __init__(self, listened: frozenset[type]) -> None:
         self.listened = listened
         self.events: list[Event] = []
-        self._seen: set[tuple[int, ...]] = set()
+        self._seen: set[tuple[object, ...]] = set()
         #: Copies whose source is a parameter (on some path).
         self.parameter_copies: list[ParameterCopy] = []
+        #: id(copy call) -> its ``d2h.D2HCopy`` (PIN004's non_blocking device-to-host copies).
+        self.d2h_copies: dict[int, object] = {}
+        #: ids of the statements where an unsynchronised read was reported.
+        self.d2h_read_statements: set[int] = set()
 
     @property
     def wants_constructions(self) -> bool:
         return DeviceConstruction in self.listened
+
+    @property
+    def wants_d2h(self) -> bool:
+        """Device-to-host copies and host reads are tracked (see ``d2h``)."""
+        return UnsyncedHostRead in self.listened
+
+    @property
+    def wants_strided(self) -> bool:
+        return StridedPinnedCopy in self.listened
+
+    def add(self, event: UnsyncedHostRead | StridedPinnedCopy, key: tuple[object, ...]) -> None:
+        """Record ``event`` once per ``key`` (an event type's own identity)."""
+        if type(event) not in self.listened or key in self._seen:
+            return
+        self._seen.add(key)
+        self.events.append(event)
 
     def copy(
         self,

@@ -12,7 +12,7 @@ from typing import Protocol
 import libcst as cst
 
 from pinlint import torch_api
-from pinlint.analysis import torch_semantics
+from pinlint.analysis import d2h, torch_semantics
 from pinlint.analysis.env import Env
 from pinlint.analysis.events import EventSink
 from pinlint.analysis.host_uses import HostUses
@@ -192,7 +192,10 @@ class Evaluator:
                     return summary  # what the class's methods assign to it
             return UNKNOWN  # an attribute set outside this function: unknown provenance
         if isinstance(node, cst.Call):
-            return self._call(node)
+            value = self._call(node)
+            if self.events.wants_d2h:
+                d2h.after_call(self, node)  # PIN004: host reads of pending copies, synchronisations
+            return value
         if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary)):
             return PYDATA
         if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
@@ -227,6 +230,7 @@ class Evaluator:
             return derived(operand, node, "an arithmetic result")
         if isinstance(node, cst.IfExp):
             self.ev(node.test)
+            d2h.read(self, node.test, "a truth test")
             return self.ev(node.body) | self.ev(node.orelse)
         if isinstance(node, cst.NamedExpr):
             value = self.ev(node.value)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from pinlint.analysis import d2h
 from pinlint.analysis.env import Changes, join
 from pinlint.analysis.expressions import BudgetExceeded, Evaluator
 from pinlint.analysis.scopes import dotted, flatten_targets
@@ -109,6 +110,7 @@ class Interpreter(Evaluator):
         while current is not None:
             self.statement = current.test
             self.ev(current.test)
+            d2h.read(self, current.test, "a truth test")
             for key in _device_tested(current.test):
                 if key in env:
                     # `if x.is_cpu: ... else: x.to(dev, non_blocking=True)`: the branches depend
@@ -140,6 +142,7 @@ class Interpreter(Evaluator):
         else:
             self.statement = statement.test
             self.ev(statement.test)
+            d2h.read(self, statement.test, "a truth test")
         key = self._loop_inputs(statement)
         memo = self._loop_memo.get(id(statement))
         if memo is not None and memo[0] == key:
@@ -193,7 +196,7 @@ class Interpreter(Evaluator):
             names = tuple(sorted(mentioned(statement)))
             self._loop_names[id(statement)] = names
         env = self.env
-        inputs: list[object] = [self.default_device_unknown]
+        inputs: list[object] = [self.default_device_unknown, env.get(d2h.PENDING_KEY)]
         for name in names:
             inputs.append(env.get(name))
             for under in sorted(env.keys_under(name)):

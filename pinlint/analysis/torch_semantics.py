@@ -13,6 +13,7 @@ from typing import Protocol
 import libcst as cst
 
 from pinlint import torch_api
+from pinlint.analysis import d2h, views
 from pinlint.analysis.callargs import (
     has_star_kwargs,
     is_empty_data,
@@ -302,7 +303,8 @@ def _to(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: 
         if is_host(receiver):
             return receiver  # already on the host: .to("cpu") returns self
         if is_non_blocking:
-            return UNKNOWN  # a non_blocking D2H copy lands in pinned memory
+            # A non_blocking D2H copy lands in pinned memory, filled later (PIN004 tracks it).
+            return d2h.copied_to_host(ctx, call, receiver)  # type: ignore[arg-type]
         if not receiver or kinds(receiver) <= {Kind.PYDATA, Kind.NUMPY}:
             return UNKNOWN  # not a tensor we know: `.to` is someone else's method
         return pageable(call, pinnable=False, what='.to("cpu")')  # a D2H copy lands in pageable memory
@@ -310,6 +312,7 @@ def _to(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: 
         return UNKNOWN  # e.g. "meta": no memory at all
     if is_non_blocking:
         ctx.events.copy(receiver_node, receiver, call, ".to", device, None, ctx.statement, ctx.loops)
+        views.strided_copy(ctx, call, ".to", receiver_node, None)  # type: ignore[arg-type]
     return DEVICE
 
 
@@ -321,6 +324,7 @@ def _cuda(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver
     device = keywords["device"].value if "device" in keywords else (args[0] if args else None)
     if non_blocking(call, args, 1, _holds_true(ctx)):
         ctx.events.copy(receiver_node, receiver, call, ".cuda", device, None, ctx.statement, ctx.loops)
+        views.strided_copy(ctx, call, ".cuda", receiver_node, None)  # type: ignore[arg-type]
     return DEVICE
 
 
@@ -333,6 +337,10 @@ def _copy(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver
         ctx.events.copy(
             args[0], ctx.value_of(args[0]), call, ".copy_", None, receiver_node, ctx.statement, ctx.loops
         )
+        views.strided_copy(ctx, call, ".copy_", args[0], receiver_node)  # type: ignore[arg-type]
+    elif ctx.events.wants_d2h and non_blocking(call, args, 1, _holds_true(ctx)):
+        # Into provably host memory from a source that may be on a device: filled later (PIN004).
+        d2h.copied_into_host(ctx, call, receiver_node, ctx.value_of(args[0]))  # type: ignore[arg-type]
     return receiver  # copy_ returns its destination
 
 

@@ -14,11 +14,15 @@ from pinlint.rules.base import Rule
 from pinlint.rules.pin001_unpinned_non_blocking_copy import UnpinnedNonBlockingCopy
 from pinlint.rules.pin002_unpinnable_non_blocking_source import UnpinnableNonBlockingSource
 from pinlint.rules.pin003_blocking_device_construction import BlockingDeviceConstruction
+from pinlint.rules.pin004_unsynchronized_device_to_host_read import UnsynchronizedDeviceToHostRead
+from pinlint.rules.pin005_non_contiguous_pinned_source import NonContiguousPinnedSource
 
 RULES: tuple[Rule, ...] = (
     UnpinnedNonBlockingCopy(),
     UnpinnableNonBlockingSource(),
     BlockingDeviceConstruction(),
+    UnsynchronizedDeviceToHostRead(),
+    NonContiguousPinnedSource(),
 )
 
 

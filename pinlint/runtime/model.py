@@ -22,8 +22,13 @@ VIOLATION_KINDS = frozenset({PAGEABLE, STAGED})
 
 PIN001 = "PIN001"
 PIN002 = "PIN002"
+PIN005 = "PIN005"
 #: Used when the rule catalog is not available (e.g. rules/ missing in a partial checkout).
-_FALLBACK_NAMES = {PIN001: "unpinned-non-blocking-copy", PIN002: "unpinnable-non-blocking-source"}
+_FALLBACK_NAMES = {
+    PIN001: "unpinned-non-blocking-copy",
+    PIN002: "unpinnable-non-blocking-source",
+    PIN005: "non-contiguous-pinned-source",
+}
 
 
 class PageableNonBlockingCopy(RuntimeError):
@@ -186,8 +191,8 @@ def classify(transfer: Transfer) -> Violation | None:
       location is the factory's line, the one ``pinlint --fix`` rewrites.
     * PIN002: any other pageable source (``as_tensor``, ``cat``, numpy data, arithmetic, or a tensor
       born outside the watch); the location is the birth site when known, else the copy site.
-    * A pinned source staged through pageable memory (non-contiguous layout) is PIN002 at the *copy*
-      site: pinning at birth is already done; the layout at the copy is what must change.
+    * PIN005: a pinned source staged through pageable memory (a non-contiguous or broadcast layout),
+      at the *copy* site: pinning at birth is already done; the layout at the copy must change.
     """
     kind = transfer.kind
     if kind not in VIOLATION_KINDS:
@@ -200,7 +205,7 @@ def classify(transfer: Transfer) -> Violation | None:
             f"Pinned source is not contiguous: {copy} (non_blocking=True, {transfer.nbytes} B to {transfer.device}) "
             f"stages through a pageable temporary; copy a contiguous pinned buffer instead"
         )
-        return Violation(PIN002, kind, copy_site, message, transfer)
+        return Violation(PIN005, kind, copy_site, message, transfer)
     if birth is not None and birth.pinnable and birth.pin_memory_false:
         message = (
             f"`{birth.factory}` result reaches a non_blocking H2D copy from pageable memory ({copy}, "

@@ -102,7 +102,7 @@ def test_trace_json_has_exactly_ruffs_fields(script: Path) -> None:
     doc = json.loads(result.stdout)  # the program's prints went to stderr
     assert "after the copies" in result.stderr
     [d] = doc
-    assert list(d) == RUFF_FIELDS
+    assert list(d) == [*RUFF_FIELDS, "related"]  # ruff's fields in ruff's order, then pinlint's one addition
     assert (d["code"], d["name"], d["filename"], d["location"]["row"], d["noqa_row"], d["fix"]) == (
         "PIN001",
         "unpinned-non-blocking-copy",

@@ -192,8 +192,8 @@ def test_pinned_but_staged_layouts() -> None:
         hp.line("contiguous-half"): (True, True, ASYNC),
     }
     assert sorted((v.code, v.kind, v.location.row) for v in report.violations) == [
-        ("PIN002", STAGED, hp.line("strided")),
-        ("PIN002", STAGED, hp.line("transposed-half")),
+        ("PIN005", STAGED, hp.line("strided")),
+        ("PIN005", STAGED, hp.line("transposed-half")),
     ]
 
 
