@@ -110,9 +110,28 @@ def _check_device_construction(ctx: Context, call: cst.Call, name: str, data: Va
     device, arg = device_kw(ctx, call)
     if arg is None or device not in RUNTIME_OR_ACCELERATOR:
         return  # no device=, or provably the host / a non-copy target such as "meta"
-    if not (data and is_pydata(data)):
-        return  # only Python data is copied from pageable memory by the constructor itself
-    ctx.events.construction(call, name, arg, ctx.statement)
+    kind = construction_data(data)
+    if name == "tensor":
+        if data and only(data, Kind.DEVICE):
+            return  # already on an accelerator: a device-to-device copy, no host involved
+    elif kind not in ("python", "numpy", "tensor") or (kind == "tensor" and not is_host(data)):
+        # as_tensor/asarray do not copy data already on the device: only data that is provably
+        # on the host is copied (from pageable memory) by the call itself.
+        return
+    requires_grad = "requires_grad" in keyword_args(call)
+    ctx.events.construction(call, name, arg, ctx.statement, data=kind, requires_grad=requires_grad)
+
+
+def construction_data(data: Value) -> str:
+    """What a device construction copies: ``"python"`` data (a fix may pin it), a ``"numpy"``
+    array or host ``"tensor"`` (``pin_memory=True`` raises for those), or ``"unknown"``."""
+    if data and is_pydata(data):
+        return "python"
+    if data and only(data, Kind.NUMPY):
+        return "numpy"
+    if is_tensor(data):
+        return "tensor"
+    return "unknown"
 
 
 # ---------------------------------------------------------------------------- torch.<name>()
@@ -351,6 +370,7 @@ def _method_table() -> dict[str, MethodHandler]:
         (torch_api.NEW_TENSOR_METHODS, _new_tensor),
         (frozenset({"numpy"}), _numpy),
         (torch_api.PYTHON_DATA_METHODS, _python_data),
+        (torch_api.PYTHON_NUMBER_METHODS, _python_data),
         (torch_api.PINNABLE_NEW_METHODS, _new_factory),
     ]
     for names, handler in families:  # earlier families win where names overlap

@@ -172,6 +172,24 @@ def candidate_segments(text: str, triggers: Triggers, lines: list[str] | None = 
     return list(segments.values())
 
 
+def function_segments(text: str, triggers: Triggers, lines: list[str] | None = None) -> list[Segment]:
+    """The outermost functions that contain a trigger line; hits at module or class level are
+    left out (for rules that do not flag import-time code)."""
+    lines = split_lines(text) if lines is None else lines
+    segments: dict[int, Segment] = {}
+    covered_until = -1
+    for index in _hit_lines(text, lines, triggers):
+        if index < covered_until:
+            continue
+        start = _enclosing_def(lines, index)
+        if start is None:
+            continue
+        if start not in segments:
+            segments[start] = _segment_for(lines, start)
+        covered_until = segments[start].end
+    return list(segments.values())
+
+
 def segment_text(lines: list[str], segment: Segment) -> str | None:
     """The segment's source, dedented; None when a line cannot be dedented (parse the file)."""
     if segment.whole_file:
