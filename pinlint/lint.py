@@ -84,12 +84,13 @@ def analyze_text(text: str, settings: AnalysisSettings, *, newline: str = "\n") 
     if fast_rule is not None and segments != [WHOLE_FILE]:
         slow_starts = {segment.start for segment in segments}
         tokens = _SourceTokens(names)
+        factories = ("tensor(", "asarray(", *(f"{alias}(" for alias, name in names.torch_functions.items() if name in _DATA_FACTORY_NAMES))
         for segment in function_segments(text, compile_triggers(fast_rule.triggers), lines):
             if segment.start in slow_starts:
                 continue
             source = segment_text(lines, segment)
-            if source is not None and not tokens.search(source):
-                continue  # no construction can be in it (the slow path skips it the same way)
+            if source is not None and not (tokens.search(source) and any(f in source for f in factories)):
+                continue  # no construction can be in it (the slow path finds none there either)
             from pinlint.analysis.fast_constructions import fast_constructions
 
             sites = fast_constructions(source, segment, lines, names) if source is not None else None
@@ -162,6 +163,9 @@ def _fast_construction_rule(rules: RuleSet):  # type: ignore[no-untyped-def]
     if not FAST_CONSTRUCTIONS:
         return None
     return next((rule for rule in rules.rules if hasattr(rule, "site_finding")), None)
+
+
+_DATA_FACTORY_NAMES = frozenset({"tensor"}) | torch_api.UNPINNABLE_DATA_FACTORIES
 
 
 def _snippet(lines: list[str], site: object) -> str:

@@ -20,7 +20,6 @@ import ast
 from pinlint import torch_api
 from pinlint.analysis.events import ConstructionSite
 from pinlint.analysis.names import FileNames
-from pinlint.analysis.torch_semantics import construction_data
 from pinlint.analysis.triage import Segment
 from pinlint.analysis.values import (
     DTYPE,
@@ -32,6 +31,7 @@ from pinlint.analysis.values import (
     Kind,
     Value,
     combine,
+    construction_data,
     derived,
     is_host,
     is_pydata,
@@ -42,6 +42,14 @@ from pinlint.analysis.values import (
 from pinlint.core.diagnostics import Location
 
 _DATA_FACTORIES = frozenset({"tensor"}) | torch_api.UNPINNABLE_DATA_FACTORIES
+#: Methods whose value depends on the receiver's (views, copies, casts, ``.cpu()``).
+_RECEIVER_METHODS = (
+    torch_api.VIEW_METHODS
+    | torch_api.NEW_TENSOR_METHODS
+    | torch_api.TO_HOST_METHODS
+    | torch_api.PINNABLE_NEW_METHODS
+    | {torch_api.COPY_METHOD, torch_api.TO_METHOD, torch_api.CUDA_METHOD}
+)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -60,80 +68,143 @@ def dotted(node: ast.expr) -> str | None:
     return ".".join(reversed(parts))
 
 
-class _Bound(ast.NodeVisitor):
-    """Every name and attribute chain bound anywhere in a function (nested scopes included: a
-    superset is what a conservative deferral needs)."""
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+#: A name bound once, by something the interpreter binds to an unknown value.
+_UNKNOWN, _TRUE, _ASSIGN, _COMPLEX = "unknown", "true", "assign", "complex"
 
-    def __init__(self) -> None:
-        self.keys: set[str] = set()
+
+class _Scope:
+    """What one function binds itself (nested functions, classes, lambdas and comprehensions
+    are scopes of their own), and how: the interpreter's environment starts empty."""
+
+    def __init__(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.own: dict[str, str] = {}
+        self.attributes: set[str] = set()
+        self.tested: set[str] = set()
         self.imports_torch = False
+        args = fn.args
+        positional = [*args.posonlyargs, *args.args]
+        defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(
+            args.defaults
+        )
+        for arg, default in [*zip(positional, defaults), *zip(args.kwonlyargs, args.kw_defaults)]:
+            true = isinstance(default, ast.Constant) and default.value is True
+            self.bind(arg.arg, _TRUE if true else _UNKNOWN)
+        for star in (args.vararg, args.kwarg):
+            if star is not None:
+                self.bind(star.arg, _UNKNOWN)
+        self._walk(fn.body)
 
-    def visit_Name(self, node: ast.Name) -> None:
-        if not isinstance(node.ctx, ast.Load):
-            self.keys.add(node.id)
+    def bind(self, name: str, kind: str) -> None:
+        self.own[name] = _COMPLEX if name in self.own else kind
 
-    def visit_Attribute(self, node: ast.Attribute) -> None:
-        if not isinstance(node.ctx, ast.Load):
-            key = dotted(node)
-            if key:
-                self.keys.add(key)
-        self.generic_visit(node)
+    def _walk(self, body: list[ast.stmt]) -> None:
+        special: dict[int, str] = {}
+        stack: list[ast.AST] = list(body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.bind(node.name, _UNKNOWN)
+                continue
+            if isinstance(node, ast.Lambda):
+                continue
+            if isinstance(node, _COMPREHENSIONS):
+                # Their targets are theirs; a walrus inside still binds here.
+                for generator in node.generators:
+                    stack.append(generator.iter)
+                    stack.extend(generator.ifs)
+                if isinstance(node, ast.DictComp):
+                    stack.extend((node.key, node.value))
+                else:
+                    stack.append(node.elt)
+                continue
+            if isinstance(node, ast.Name):
+                if not isinstance(node.ctx, ast.Load):
+                    self.bind(node.id, special.get(id(node), _COMPLEX))
+                continue
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    for name in _target_names(target):
+                        special[id(name)] = _ASSIGN
+            elif isinstance(node, (ast.For, ast.AsyncFor)):
+                for name in _target_names(node.target):
+                    special[id(name)] = _UNKNOWN
+            elif isinstance(node, (ast.With, ast.AsyncWith)):
+                for item in node.items:
+                    if item.optional_vars is not None:
+                        for name in _target_names(item.optional_vars):
+                            special[id(name)] = _UNKNOWN
+            elif isinstance(node, (ast.If, ast.While)):
+                # What `if x.is_cuda:` makes the interpreter forget (a superset of it).
+                for n in ast.walk(node.test):
+                    if isinstance(n, ast.Attribute) and n.attr in torch_api.DEVICE_TEST_ATTRIBUTES:
+                        key = dotted(n.value)
+                        if key:
+                            self.tested.add(key)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                module = node.module if isinstance(node, ast.ImportFrom) else None
+                for alias in node.names:
+                    root = (module or alias.name).split(".", 1)[0]
+                    self.imports_torch = self.imports_torch or root == "torch"
+                    self.bind((alias.asname or alias.name).split(".", 1)[0], _UNKNOWN)
+                continue
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                self.bind(node.name, _UNKNOWN)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                for name in node.names:
+                    self.bind(name, _COMPLEX)
+            elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+                self.bind(node.name, _COMPLEX)
+            elif isinstance(node, ast.MatchMapping) and node.rest:
+                self.bind(node.rest, _COMPLEX)
+            elif isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+                key = dotted(node)
+                if key:
+                    self.attributes.add(key)
+            stack.extend(ast.iter_child_nodes(node))
 
-    def visit_arg(self, node: ast.arg) -> None:
-        self.keys.add(node.arg)
 
-    def visit_alias(self, node: ast.alias) -> None:
-        self.keys.add((node.asname or node.name).split(".", 1)[0])
-
-    def visit_Import(self, node: ast.Import) -> None:
-        if any(a.name == "torch" or a.name.startswith("torch.") for a in node.names):
-            self.imports_torch = True
-        self.generic_visit(node)
-
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        if node.module and (node.module == "torch" or node.module.startswith("torch.")):
-            self.imports_torch = True
-        self.generic_visit(node)
-
-    def _def(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
-        self.keys.add(node.name)
-        self.generic_visit(node)
-
-    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _def
-
-    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
-        if node.name:
-            self.keys.add(node.name)
-        self.generic_visit(node)
-
-    def visit_Global(self, node: ast.Global) -> None:
-        self.keys.update(node.names)
-
-    visit_Nonlocal = visit_Global
-
-    def _pattern_names(self, node: ast.AST) -> None:
-        for name in ("name", "rest"):
-            value = getattr(node, name, None)
-            if isinstance(value, str):
-                self.keys.add(value)
-        self.generic_visit(node)
-
-    visit_MatchAs = visit_MatchStar = visit_MatchMapping = _pattern_names
+def _target_names(target: ast.expr) -> list[ast.Name]:
+    """The names of a plain target (``x``, ``a, b``); nested or starred targets are not plain."""
+    if isinstance(target, ast.Name):
+        return [target]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [e for e in target.elts if isinstance(e, ast.Name)]
+    return []
 
 
 class _Classifier:
     """The interpreter's value of an expression, for expressions that need no flow analysis."""
 
-    def __init__(self, names: FileNames, bound: set[str]) -> None:
+    def __init__(self, names: FileNames, scope: _Scope) -> None:
         self.names = names
-        self.bound = bound
+        self.scope = scope
+        #: Names whose only binding, an assignment, dominates the statements being walked.
+        self.resolved: dict[str, Value | None] = {}
+
+    def name(self, node: ast.Name) -> Value:
+        kind = self.scope.own.get(node.id)
+        if kind is None:
+            return DTYPE if self.is_dtype_attribute(node) else UNKNOWN  # a global or builtin
+        if node.id in self.scope.tested:
+            raise _Defer  # an `if` that tests it may make the interpreter forget its value
+        if node.id in self.resolved:
+            value = self.resolved[node.id]
+            if value is None:
+                raise _Defer
+            return value
+        if kind == _TRUE:
+            return TRUE
+        if kind == _UNKNOWN:
+            return UNKNOWN  # a parameter, loop item, `with` target, import: unknown provenance
+        raise _Defer  # bound on some paths, or more than once: the flow decides
 
     def torch_function(self, func: ast.expr) -> str | None:
         if isinstance(func, ast.Name):
             return self.names.torch_functions.get(func.id)
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-            if func.value.id in self.names.torch_modules:
-                return func.attr
+        is_module_attribute = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+        if is_module_attribute and func.value.id in self.names.torch_modules:  # type: ignore[union-attr]
+            return func.attr  # type: ignore[union-attr]
         return None
 
     def is_numpy_call(self, func: ast.expr) -> bool:
@@ -162,25 +233,20 @@ class _Classifier:
                 return PYDATA
             return UNKNOWN  # strings, bytes, Ellipsis
         if isinstance(node, ast.Name):
-            if node.id in self.bound:
-                raise _Defer  # its value depends on the flow of the function
-            return DTYPE if self.is_dtype_attribute(node) else UNKNOWN
+            return self.name(node)
         if isinstance(node, ast.Attribute):
             key = dotted(node)
-            if key is not None and key in self.bound:
-                raise _Defer
+            if key is not None and key in self.scope.attributes:
+                raise _Defer  # an attribute chain assigned in this function
             if self.is_dtype_attribute(node):
                 return DTYPE
-            self.value(node.value)
+            # The attribute's value does not depend on the receiver's (the interpreter
+            # evaluates it only for the copies it may hold).
             return PYDATA if node.attr in torch_api.PYTHON_NUMBER_ATTRIBUTES else UNKNOWN
         if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.ListComp, ast.SetComp)):
             return PYDATA
         if isinstance(node, ast.Subscript):
             base = self.value(node.value)
-            index = node.slice
-            for element in index.elts if isinstance(index, ast.Tuple) else [index]:
-                if not isinstance(element, ast.Slice):
-                    self.value(element)
             if (
                 isinstance(node.value, ast.Attribute)
                 and node.value.attr in torch_api.PYTHON_NUMBER_ATTRIBUTES
@@ -224,7 +290,6 @@ class _Classifier:
         if self.is_numpy_call(func):
             return NUMPY
         if isinstance(func, ast.Attribute):
-            receiver = self.value(func.value)
             method = func.attr
             if method in torch_api.PYTHON_DATA_METHODS or method in torch_api.PYTHON_NUMBER_METHODS:
                 return PYDATA
@@ -232,6 +297,9 @@ class _Classifier:
                 return NUMPY
             if method == torch_api.PIN_METHOD:
                 return PINNED
+            if method not in _RECEIVER_METHODS:
+                return UNKNOWN  # not a tensor method: unknown provenance, whatever the receiver
+            receiver = self.value(func.value)
             if method in torch_api.VIEW_METHODS or method == torch_api.COPY_METHOD:
                 return receiver
             if method in torch_api.NEW_TENSOR_METHODS:
@@ -249,12 +317,11 @@ class _Classifier:
                 raise _Defer  # copies and allocations: the full table of handlers
             return UNKNOWN
         if isinstance(func, ast.Name):
-            if func.id in self.bound:
-                raise _Defer
+            if func.id in self.scope.own:
+                return UNKNOWN  # a local callable: not the builtin
             if func.id in torch_api.PYTHON_DATA_BUILTINS:
                 return PYDATA
             return UNKNOWN
-        self.value(func)
         return UNKNOWN
 
 
@@ -361,15 +428,29 @@ def _scope_statements(
         if top:
             raise _Defer  # the segment is not one function: let the slow path decide
         return
-    collector = _Bound()
-    for statement in node.body:
-        collector.visit(statement)
-    collector.visit(node.args)
-    bound = collector.keys
-    if collector.imports_torch or bound & (names.torch_modules | names.torch_functions.keys()):
+    if not _has_construction(node, names):
+        return  # nothing to report in this scope (nested scopes included)
+    scope = _Scope(node)
+    if scope.imports_torch or scope.own.keys() & (
+        names.torch_modules | names.torch_functions.keys()
+    ):
         raise _Defer  # torch shadowed or imported locally: the scope's own names decide
-    classifier = _Classifier(names, bound)
-    _Walker(classifier, columns, sites, names).block(node.body)
+    _Walker(_Classifier(names, scope), columns, sites, names).block(node.body)
+
+
+def _has_construction(node: ast.AST, names: FileNames) -> bool:
+    """A call of a torch data factory with ``device=`` somewhere below ``node``."""
+    for child in ast.walk(node):
+        if isinstance(child, ast.Call) and any(k.arg == "device" for k in child.keywords):
+            func = child.func
+            if isinstance(func, ast.Attribute):
+                if func.attr in _DATA_FACTORIES:
+                    return True
+            elif (
+                isinstance(func, ast.Name) and names.torch_functions.get(func.id) in _DATA_FACTORIES
+            ):
+                return True
+    return False
 
 
 class _Walker:
@@ -388,14 +469,57 @@ class _Walker:
         self.names = names
 
     def block(self, statements: list[ast.stmt]) -> None:
+        resolved = self.classifier.resolved
+        added: list[str] = []
         for statement in statements:
             self.statement(statement)
+            if isinstance(statement, ast.Assign):
+                added.extend(self._resolve(statement))
+        for name in added:  # the block's assignments dominate only what follows in it
+            resolved.pop(name, None)
+
+    def _resolve(self, statement: ast.Assign) -> list[str]:
+        """Names that this assignment binds for good (their only binding in the scope)."""
+        classifier = self.classifier
+        own = classifier.scope.own
+        try:
+            value: Value | None = classifier.value(statement.value)
+        except _Defer:
+            value = None
+        out = []
+        for target in statement.targets:
+            if isinstance(target, ast.Name):
+                pairs: list[tuple[str, Value | None]] = [(target.id, value)]
+            elif isinstance(target, (ast.Tuple, ast.List)) and all(
+                isinstance(e, ast.Name) for e in target.elts
+            ):
+                rhs = statement.value
+                if (
+                    isinstance(rhs, (ast.Tuple, ast.List))
+                    and len(rhs.elts) == len(target.elts)
+                    and not any(isinstance(e, ast.Starred) for e in rhs.elts)
+                ):
+                    pairs = []
+                    for element, part in zip(target.elts, rhs.elts):
+                        try:
+                            pairs.append((element.id, classifier.value(part)))  # type: ignore[attr-defined]
+                        except _Defer:
+                            pairs.append((element.id, None))  # type: ignore[attr-defined]
+                else:
+                    pairs = [(e.id, UNKNOWN) for e in target.elts]  # type: ignore[attr-defined]
+            else:
+                continue
+            for name, part_value in pairs:
+                if own.get(name) == _ASSIGN:
+                    classifier.resolved[name] = part_value
+                    out.append(name)
+        return out
 
     def statement(self, statement: ast.stmt) -> None:
         rows = (statement.lineno, statement.end_lineno or statement.lineno)
         if isinstance(statement, (*_SCOPES, ast.ClassDef)):
             _scope_statements(statement, self.names, self.columns, self.sites, top=False)
-        elif isinstance(statement, ast.If) or isinstance(statement, ast.While):
+        elif isinstance(statement, (ast.If, ast.While)):
             self.expression(statement.test, statement.test)
             self.block(statement.body)
             self.block(statement.orelse)
@@ -490,9 +614,6 @@ class _Walker:
         device_kw = keywords.get("device")
         if device_kw is None:
             return
-        for arg in call.args:
-            if not isinstance(arg, ast.Starred):
-                classifier.value(arg)  # a deferral anywhere in the arguments defers the scope
         device = classify_device(device_kw.value, classifier.torch_function)
         if device not in ("accelerator", "unknown"):
             return

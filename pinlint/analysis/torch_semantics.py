@@ -34,6 +34,7 @@ from pinlint.analysis.values import (
     Kind,
     Value,
     combine,
+    construction_data,
     derived,
     is_host,
     is_true as is_true_value,
@@ -120,18 +121,6 @@ def _check_device_construction(ctx: Context, call: cst.Call, name: str, data: Va
         return
     requires_grad = "requires_grad" in keyword_args(call)
     ctx.events.construction(call, name, arg, ctx.statement, data=kind, requires_grad=requires_grad)
-
-
-def construction_data(data: Value) -> str:
-    """What a device construction copies: ``"python"`` data (a fix may pin it), a ``"numpy"``
-    array or host ``"tensor"`` (``pin_memory=True`` raises for those), or ``"unknown"``."""
-    if data and is_pydata(data):
-        return "python"
-    if data and only(data, Kind.NUMPY):
-        return "numpy"
-    if is_tensor(data):
-        return "tensor"
-    return "unknown"
 
 
 # ---------------------------------------------------------------------------- torch.<name>()

@@ -34,6 +34,11 @@ NO_FIX_ARRAY = (
 )
 
 
+#: A file without any of these cannot construct a tensor from data: ``tensor(``, ``as_tensor(``,
+#: ``asarray(``, or an alias import (``from torch import tensor as tt``).
+DATA_FACTORY_BYTES = rb"(?:tensor|asarray)\(|\b(?:tensor|as_tensor|asarray)[ \t]+as\b"
+
+
 def message(factory: str) -> str:
     return (
         f"`torch.{factory}(<host data>, device=...)` copies from pageable memory and blocks the host "
@@ -44,7 +49,8 @@ def message(factory: str) -> str:
 class BlockingDeviceConstruction(Rule):
     code = "PIN003"
     listens_to = frozenset({DeviceConstruction})
-    triggers = (Trigger(b"device", r"\bdevice[ \t]*="),)
+    #: A ``device=`` line, in a file that calls a data factory (or imports one under an alias).
+    triggers = (Trigger(b"device", r"\bdevice[ \t]*=", requires=DATA_FACTORY_BYTES),)
 
     def check(self, event: object, ctx: RuleContext) -> Finding | None:
         if not isinstance(event, DeviceConstruction):
