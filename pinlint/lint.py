@@ -6,13 +6,21 @@ This is the only place where analysis meets rules. The output is plain data (no 
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from dataclasses import replace
 
 from pinlint import noqa, torch_api
 from pinlint.analysis.names import FileNames, scan_names
-from pinlint.analysis.triage import WHOLE_FILE, Segment, candidate_segments, compile_triggers, segment_text
+from pinlint.analysis.triage import (
+    WHOLE_FILE,
+    Segment,
+    candidate_segments,
+    compile_triggers,
+    function_segments,
+    segment_text,
+)
 from pinlint.core.results import AnalysisSettings, FileAnalysis, Finding
 from pinlint.core.text import split_lines
 from pinlint.fix.helper_facts import helper_facts
@@ -53,23 +61,52 @@ def analyze_text(text: str, settings: AnalysisSettings, *, newline: str = "\n") 
     result = FileAnalysis(facts=helper_facts(text, names, newline))
     if not names.imports_torch or not rules.rules:
         return result  # a file that never imports torch builds no torch tensors
-    segments = candidate_segments(text, compile_triggers(rules.triggers), lines)
+    fast_rule = _fast_construction_rule(rules)
+    if fast_rule is not None:
+        # PIN003 needs no flow analysis: functions that only its trigger selects go to the
+        # `ast` fast path; the other rules' functions get the full analysis, PIN003 included.
+        others = tuple(t for r in rules.rules if r is not fast_rule for t in r.triggers)
+        segments = candidate_segments(text, compile_triggers(others), lines) if others else []
+    else:
+        segments = candidate_segments(text, compile_triggers(rules.triggers), lines)
+    if segments or fast_rule is not None:
+        depth, row = _max_nesting(text)
+        if depth > _MAX_NESTING and (segments or candidate_segments(text, compile_triggers(rules.triggers), lines)):
+            # CPython refuses more than 200 nested brackets, and libcst's native parser can
+            # overflow the C stack (a crash, not an exception) long before 5,000: report, do not parse.
+            result.syntax_error = (
+                row,
+                1,
+                f"too deeply nested to analyze ({depth} levels of brackets; Python allows {_MAX_NESTING})",
+            )
+            return result
+    fast_sites: list[tuple[object, int]] = []
+    if fast_rule is not None and segments != [WHOLE_FILE]:
+        slow_starts = {segment.start for segment in segments}
+        tokens = _SourceTokens(names)
+        factories = ("tensor(", "asarray(", *(f"{alias}(" for alias, name in names.torch_functions.items() if name in _DATA_FACTORY_NAMES))
+        for segment in function_segments(text, compile_triggers(fast_rule.triggers), lines):
+            if segment.start in slow_starts:
+                continue
+            source = segment_text(lines, segment)
+            if source is not None and not (tokens.search(source) and any(f in source for f in factories)):
+                continue  # no construction can be in it (the slow path finds none there either)
+            from pinlint.analysis.fast_constructions import fast_constructions
+
+            sites = fast_constructions(source, segment, lines, names) if source is not None else None
+            if sites is None:
+                segments.append(segment)  # the full analysis knows more here
+            else:
+                fast_sites.extend((site, segment.start) for site in sites)
+        segments.sort(key=lambda segment: segment.start)
+    if fast_sites:
+        result.findings.extend(fast_rule.site_finding(site, _snippet(lines, site)) for site, _ in fast_sites)  # type: ignore[union-attr, attr-defined]
     if not segments:
-        return result
+        return _apply_noqa(result, lines)
     # Imported here so that runs where triage finds nothing never pay libcst's import.
     from pinlint.analysis.parse import parse
 
     source_token = _SourceTokens(names)
-    depth, row = _max_nesting(text)
-    if depth > _MAX_NESTING:
-        # CPython refuses more than 200 nested brackets, and libcst's native parser can overflow
-        # the C stack (a crash, not an exception) long before 5,000: report, do not parse.
-        result.syntax_error = (
-            row,
-            1,
-            f"too deeply nested to analyze ({depth} levels of brackets; Python allows {_MAX_NESTING})",
-        )
-        return result
     parsed: list[tuple[object, Segment, str]] = []
     whole_file = segments == [WHOLE_FILE]
     for segment in [] if whole_file else segments:
@@ -86,6 +123,8 @@ def analyze_text(text: str, settings: AnalysisSettings, *, newline: str = "\n") 
             break
         parsed.append((module, segment, source))
     if whole_file:
+        # The whole file gets the full analysis: what the fast path found, it finds again.
+        result.findings = [f for f in result.findings if f.code != "PIN003"] if fast_sites else result.findings
         module_or_error = parse("".join(lines), report_errors=True)
         if isinstance(module_or_error, tuple):
             result.syntax_error = module_or_error
@@ -101,11 +140,35 @@ def analyze_text(text: str, settings: AnalysisSettings, *, newline: str = "\n") 
         result.findings = []
         result.skipped = f"not analysed: it took longer than {FILE_TIME_LIMIT:g} s"
         return result
+    return _apply_noqa(result, lines)
+
+
+def _apply_noqa(result: FileAnalysis, lines: list[str]) -> FileAnalysis:
     for i, finding in enumerate(result.findings):
         codes = noqa.codes_on_rows(lines, [finding.statement_rows, finding.sink_rows])
         if codes:
             result.findings[i] = replace(finding, noqa_codes=codes)
     return result
+
+
+#: ``PINLINT_SLOW_CONSTRUCTIONS=1`` sends every function to the full analysis (the equivalence
+#: check of the fast path compares both).
+FAST_CONSTRUCTIONS = os.environ.get("PINLINT_SLOW_CONSTRUCTIONS") != "1"
+
+
+def _fast_construction_rule(rules: RuleSet):  # type: ignore[no-untyped-def]
+    """The selected rule that accepts fast-path construction sites (PIN003), if any."""
+    if not FAST_CONSTRUCTIONS:
+        return None
+    return next((rule for rule in rules.rules if hasattr(rule, "site_finding")), None)
+
+
+_DATA_FACTORY_NAMES = frozenset({"tensor"}) | torch_api.UNPINNABLE_DATA_FACTORIES
+
+
+def _snippet(lines: list[str], site: object) -> str:
+    row = site.call_start.row  # type: ignore[attr-defined]
+    return lines[row - 1].strip() if 0 < row <= len(lines) else ""
 
 
 def _findings(

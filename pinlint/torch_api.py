@@ -73,6 +73,19 @@ TO_HOST_METHODS: frozenset[str] = frozenset({"cpu"})
 #: Tensor methods whose result is Python data (safe to pass to ``torch.tensor(..., pin_memory=)``).
 PYTHON_DATA_METHODS: frozenset[str] = frozenset({"tolist", "item"})
 
+#: Tensor methods that return Python numbers or tuples of them (``numel()``, ``size(i)``): data that
+#: ``torch.tensor(..., pin_memory=...)`` accepts.
+PYTHON_NUMBER_METHODS: frozenset[str] = frozenset(
+    {"numel", "nelement", "size", "dim", "ndimension", "element_size", "stride", "get_device"}
+)
+
+#: Attributes that hold a tuple of Python ints on tensors and arrays alike (``x.shape[0]``).
+PYTHON_NUMBER_ATTRIBUTES: frozenset[str] = frozenset({"shape"})
+
+#: Tensor attributes an ``if`` tests to branch on where a tensor lives (the interpreter then
+#: forgets what it knew of that tensor).
+DEVICE_TEST_ATTRIBUTES: frozenset[str] = frozenset({"is_cpu", "is_cuda", "device", "is_pinned", "is_meta"})
+
 #: Builtins that return Python data.
 PYTHON_DATA_BUILTINS: frozenset[str] = frozenset({"len", "list", "tuple", "range", "int", "float", "bool", "sorted"})
 

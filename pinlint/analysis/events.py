@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from pinlint import torch_api
 from pinlint.analysis.values import Kind, Origin, Value, kinds
+from pinlint.core.diagnostics import Location
 
 if TYPE_CHECKING:  # libcst is imported where used: rule modules load without it
     import libcst as cst
@@ -56,6 +57,29 @@ class DeviceConstruction:
     factory: str
     device_arg: cst.Arg
     statement: cst.CSTNode
+    #: What is copied: "python", "numpy", "tensor" (a host tensor) or "unknown".
+    data: str = "unknown"
+    #: ``requires_grad=`` is given (a fix through ``.to()`` would make a non-leaf tensor).
+    requires_grad: bool = False
+
+
+@dataclass(frozen=True)
+class ConstructionSite:
+    """A device construction as plain data (rows and 1-based character columns of the file):
+    what the fast path (``fast_constructions``) reports without a CST, and what PIN003 turns
+    into a finding from either path."""
+
+    factory: str
+    data: str
+    requires_grad: bool
+    star_kwargs: bool
+    call_start: Location
+    call_end: Location
+    #: From the ``device`` keyword to the end of its value (the span the fix replaces).
+    device_start: Location
+    device_end: Location
+    device_text: str
+    statement_rows: tuple[int, int]
 
 
 @dataclass(frozen=True)
@@ -160,14 +184,23 @@ class EventSink:
             chained = via is None and strip_views(source_node) is origin.node
             self.events.append(SinkHit(origin, call, api, device, copy_dst, chained, statement, loops, via))
 
-    def construction(self, call: cst.Call, factory: str, device_arg: cst.Arg, statement: cst.CSTNode) -> None:
+    def construction(
+        self,
+        call: cst.Call,
+        factory: str,
+        device_arg: cst.Arg,
+        statement: cst.CSTNode,
+        *,
+        data: str = "unknown",
+        requires_grad: bool = False,
+    ) -> None:
         if DeviceConstruction not in self.listened:
             return
         key = (id(call),)
         if key in self._seen:
             return
         self._seen.add(key)
-        self.events.append(DeviceConstruction(call, factory, device_arg, statement))
+        self.events.append(DeviceConstruction(call, factory, device_arg, statement, data, requires_grad))
 
 
 def strip_views(node: cst.BaseExpression) -> cst.BaseExpression:

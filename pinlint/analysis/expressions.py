@@ -186,6 +186,8 @@ class Evaluator:
             if self.names.is_dtype_attribute(node):
                 return DTYPE  # `torch.float16`
             self.ev(node.value)
+            if node.attr.value in torch_api.PYTHON_NUMBER_ATTRIBUTES:
+                return PYDATA  # `x.shape`: a tuple of Python ints on tensors and arrays alike
             if self.summaries is not None and key is not None and key.startswith("self.") and key.count(".") == 1:
                 summary = self.summaries.attribute(self, key)
                 if summary is not None:
@@ -310,6 +312,8 @@ class Evaluator:
                     inner.value, (cst.List, cst.Tuple, cst.Comparison, cst.BooleanOperation, cst.Call)
                 ):
                     basic = False  # advanced (mask or index-list) indexing copies into a new tensor
+        if isinstance(node.value, cst.Attribute) and node.value.attr.value in torch_api.PYTHON_NUMBER_ATTRIBUTES:
+            return base  # `x.shape[0]`, `x.shape[1:]`: Python ints
         if is_pydata(base):
             return UNKNOWN  # an element of Python data may be anything (even an ndarray)
         if basic:

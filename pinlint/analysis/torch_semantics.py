@@ -35,6 +35,7 @@ from pinlint.analysis.values import (
     Kind,
     Value,
     combine,
+    construction_data,
     derived,
     is_host,
     is_true as is_true_value,
@@ -132,9 +133,16 @@ def _check_device_construction(ctx: Context, call: cst.Call, name: str, data: Va
     device, arg = device_kw(ctx, call)
     if arg is None or device not in RUNTIME_OR_ACCELERATOR:
         return  # no device=, or provably the host / a non-copy target such as "meta"
-    if not (data and is_pydata(data)):
-        return  # only Python data is copied from pageable memory by the constructor itself
-    ctx.events.construction(call, name, arg, ctx.statement)
+    kind = construction_data(data)
+    if name == "tensor":
+        if data and only(data, Kind.DEVICE):
+            return  # already on an accelerator: a device-to-device copy, no host involved
+    elif kind not in ("python", "numpy", "tensor") or (kind == "tensor" and not is_host(data)):
+        # as_tensor/asarray do not copy data already on the device: only data that is provably
+        # on the host is copied (from pageable memory) by the call itself.
+        return
+    requires_grad = "requires_grad" in keyword_args(call)
+    ctx.events.construction(call, name, arg, ctx.statement, data=kind, requires_grad=requires_grad)
 
 
 # ---------------------------------------------------------------------------- torch.<name>()
@@ -394,6 +402,7 @@ def _method_table() -> dict[str, MethodHandler]:
         (torch_api.NEW_TENSOR_METHODS, _new_tensor),
         (frozenset({"numpy"}), _numpy),
         (torch_api.PYTHON_DATA_METHODS, _python_data),
+        (torch_api.PYTHON_NUMBER_METHODS, _python_data),
         (torch_api.PINNABLE_NEW_METHODS, _new_factory),
     ]
     for names, handler in families:  # earlier families win where names overlap

@@ -13,6 +13,7 @@ continuation) fails to parse, and the caller then parses the whole file instead.
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -29,6 +30,9 @@ class Trigger:
 
     word: bytes
     pattern: str
+    #: A bytes regex the file must also match for this trigger to count (e.g. PIN003 needs a
+    #: data-factory call somewhere besides a ``device=``); None: no further condition.
+    requires: bytes | None = None
 
 
 class Triggers:
@@ -38,7 +42,12 @@ class Triggers:
         unique = tuple(dict.fromkeys(triggers))
         self.triggers = unique
         self._byte_patterns = tuple(
-            (t.word, None if t.pattern == t.word.decode() else re.compile(t.pattern.encode())) for t in unique
+            (
+                t.word,
+                None if t.pattern == t.word.decode() else re.compile(t.pattern.encode()),
+                None if t.requires is None else re.compile(t.requires),
+            )
+            for t in unique
         )
         self.pattern = re.compile("|".join(t.pattern for t in unique)) if unique else None
 
@@ -46,9 +55,10 @@ class Triggers:
         """The byte-level test every file gets: is there anything a rule could flag?"""
         if b"torch" not in data:
             return False  # a file that never names torch cannot build a torch tensor
-        for word, pattern in self._byte_patterns:
+        for word, pattern, requires in self._byte_patterns:
             if word in data and (pattern is None or pattern.search(data)):
-                return True
+                if requires is None or requires.search(data):
+                    return True
         return False
 
 
@@ -141,11 +151,7 @@ def _hit_lines(text: str, lines: list[str], triggers: Triggers) -> list[int]:
     """0-based indices of trigger lines, found by one regex pass over the whole text."""
     if triggers.pattern is None:
         return []
-    starts = []
-    offset = 0
-    for line in lines:
-        starts.append(offset)
-        offset += len(line)
+    starts = [0, *itertools.accumulate(map(len, lines))]
     found: list[int] = []
     for match in triggers.pattern.finditer(text):
         index = bisect.bisect_right(starts, match.start()) - 1
@@ -166,6 +172,24 @@ def candidate_segments(text: str, triggers: Triggers, lines: list[str] | None = 
         if start is None:
             # A copy at module or class level: no function to cut out, parse everything.
             return [WHOLE_FILE]
+        if start not in segments:
+            segments[start] = segment_for(lines, start)
+        covered_until = segments[start].end
+    return list(segments.values())
+
+
+def function_segments(text: str, triggers: Triggers, lines: list[str] | None = None) -> list[Segment]:
+    """The outermost functions that contain a trigger line; hits at module or class level are
+    left out (for rules that do not flag import-time code)."""
+    lines = split_lines(text) if lines is None else lines
+    segments: dict[int, Segment] = {}
+    covered_until = -1
+    for index in _hit_lines(text, lines, triggers):
+        if index < covered_until:
+            continue
+        start = enclosing_def(lines, index)
+        if start is None:
+            continue
         if start not in segments:
             segments[start] = segment_for(lines, start)
         covered_until = segments[start].end

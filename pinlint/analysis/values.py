@@ -173,3 +173,15 @@ def combine(values: list[Value], node: cst.CSTNode, what: str) -> Value:
         tensors = hosts
     merged = frozenset().union(*tensors)
     return derived(merged, node, what, elementwise=True)
+
+
+def construction_data(data: Value) -> str:
+    """What a device construction copies: ``"python"`` data (a fix may pin it), a ``"numpy"``
+    array or host ``"tensor"`` (``pin_memory=True`` raises for those), or ``"unknown"``."""
+    if data and is_pydata(data):
+        return "python"
+    if data and only(data, Kind.NUMPY):
+        return "numpy"
+    if is_tensor(data):
+        return "tensor"
+    return "unknown"
