@@ -22,7 +22,7 @@ LAZY_COMMANDS = {"trace": ("pinlint.runtime.cli", "trace_command"), "probe": ("p
 
 
 class DefaultToCheck(click.Group):
-    """``pinlint PATHS`` means ``pinlint check PATHS`` (the short form of design §5)."""
+    """``pinlint PATHS`` means ``pinlint check PATHS`` (ruff's short form)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         known = set(self.commands) | set(LAZY_COMMANDS) | {"--help", "-h", "--version", "-V"}

@@ -1,8 +1,8 @@
 """Every fact about the torch API that pinlint relies on, in one place.
 
 The analyzer, the fixer and the runtime companion read these tables; nothing else in the code
-base hard-codes a torch name. Sources: design.md §1 and research/runtime.md (read from PyTorch's
-``tensor_new.cpp``, ``TensorConversions.cpp`` and ``Copy.cu``).
+base hard-codes a torch name. Read from PyTorch's sources
+(``tensor_new.cpp``, ``TensorConversions.cpp`` and ``Copy.cu``).
 """
 
 from __future__ import annotations
@@ -107,11 +107,11 @@ DTYPES: frozenset[str] = frozenset(
 HOST_DEVICE_PREFIXES: tuple[str, ...] = ("cpu",)
 
 #: Device strings that name an accelerator. A string literal target outside this list (for example
-#: ``"meta"``) is not an H2D copy; a non-literal target is assumed to be one (design §3).
+#: ``"meta"``) is not an H2D copy; a non-literal target is assumed to be one.
 ACCELERATOR_DEVICE_PREFIXES: tuple[str, ...] = ("cuda", "xpu", "npu", "hpu", "mps", "mlu", "musa", "privateuseone")
 
 #: The pinned-memory guard the fixer inserts, and what is known about well-known definitions of it.
-#: It is *not* a torch API: each project defines its own (design §1).
+#: It is *not* a torch API: each project defines its own.
 PIN_HELPER_NAME = "is_pin_memory_available"
 #: module prefix -> whether that project's helper takes the device as an argument.
 KNOWN_HELPER_ARITY: dict[str, bool] = {"sglang": True, "vllm": False}
@@ -138,7 +138,7 @@ RUNTIME_UNPINNABLE_METHODS: frozenset[str] = frozenset({"new_tensor"})
 #: pattern of PIN003.
 RUNTIME_DATA_TO_DEVICE_FACTORIES: frozenset[str] = frozenset({"tensor", "as_tensor", "asarray"})
 #: Substrings of the errors a build without a pinned allocator raises for ``pin_memory=True`` and
-#: ``.pin_memory()`` (measured on 2.13.0+cpu, research/runtime.md §3). Simulation replaces only
+#: ``.pin_memory()`` (measured on 2.13.0+cpu). Simulation replaces only
 #: these errors with a simulated pin, so PyTorch's other validation ("Can't pin tensor constructed
 #: from numpy") still fires.
 NO_PINNED_ALLOCATOR_ERRORS: tuple[str, ...] = (

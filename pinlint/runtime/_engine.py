@@ -121,7 +121,7 @@ _DATA_TO_DEVICE = frozenset(f"torch.{n}" for n in torch_api.RUNTIME_DATA_TO_DEVI
 
 
 def _is_array_like_data(data: Any) -> str:
-    """Why ``torch.tensor(data, pin_memory=True)`` would raise, or "" (design §1)."""
+    """Why ``torch.tensor(data, pin_memory=True)`` would raise, or ""."""
     if isinstance(data, _Tensor):
         return "tensor data"
     if type(data).__module__ == "numpy":
