@@ -32,36 +32,47 @@ class UnsafeFile(OSError):
     """A file pinlint refuses to read or write (not regular, too large, or outside the project)."""
 
 
+def nonblocking_opener(path: str, flags: int) -> int:
+    """An ``open(..., opener=)`` that cannot block on a FIFO (or a tty) named as a file."""
+    return os.open(path, flags | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+
+
+def read_fd(fd: int, name: str, limit: int) -> bytes:
+    """The bytes of the open descriptor ``fd`` if it is a regular file of at most ``limit`` bytes.
+
+    The checks are made on the descriptor, so a file swapped between check and read cannot slip
+    through; one byte more than allowed is read to notice a file that grew meanwhile.
+    """
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        raise UnsafeFile(f"{name}: not a regular file")
+    if info.st_size > limit:
+        raise UnsafeFile(f"{name}: larger than {limit // (1024 * 1024)} MiB")
+    chunks = []
+    remaining = limit + 1
+    while remaining > 0:
+        chunk = os.read(fd, min(remaining, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    data = b"".join(chunks)
+    if len(data) > limit:
+        raise UnsafeFile(f"{name}: larger than {limit // (1024 * 1024)} MiB")
+    return data
+
+
 def read_regular(
     path: str | os.PathLike[str], limit: int, *, follow_symlinks: bool = True
 ) -> bytes:
-    """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes.
-
-    ``O_NONBLOCK`` keeps a FIFO from blocking the open; the type and size checks are made on the
-    opened descriptor, so a file swapped between check and read cannot slip through.
-    """
+    """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes (see
+    :func:`read_fd`); a FIFO or device is refused without blocking."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     if not follow_symlinks:
         flags |= getattr(os, "O_NOFOLLOW", 0)
     fd = os.open(path, flags)
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise UnsafeFile(f"{os.fspath(path)}: not a regular file")
-        if info.st_size > limit:
-            raise UnsafeFile(f"{os.fspath(path)}: larger than {limit // (1024 * 1024)} MiB")
-        chunks = []
-        remaining = limit + 1  # one byte more than allowed tells a file that grew meanwhile
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        data = b"".join(chunks)
-        if len(data) > limit:
-            raise UnsafeFile(f"{os.fspath(path)}: larger than {limit // (1024 * 1024)} MiB")
-        return data
+        return read_fd(fd, os.fspath(path), limit)
     finally:
         os.close(fd)
 
@@ -137,9 +148,7 @@ def write_replacing(
         raise
 
 
-_C0_C1 = {
-    c: f"\\x{c:02x}" for c in [*range(0x09), *range(0x0A, 0x20), 0x7F, *range(0x80, 0xA0)]
-}
+_C0_C1 = {c: f"\\x{c:02x}" for c in [*range(0x09), *range(0x0A, 0x20), 0x7F, *range(0x80, 0xA0)]}
 _C0_C1.update({0x2028: "\\u2028", 0x2029: "\\u2029"})
 # Bytes of a non-UTF-8 file name arrive as lone surrogates (surrogateescape): show the byte.
 _C0_C1.update({0xDC80 + b: f"\\x{0x80 + b:02x}" for b in range(0x80)})
