@@ -161,7 +161,7 @@ def _process_isolated(path: str, settings: AnalysisSettings, need_digest: bool) 
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    with ProcessPoolExecutor(max_workers=1, mp_context=_mp_context()) as one:
+    with ProcessPoolExecutor(max_workers=1, mp_context=_mp_context(), initializer=_exit_with_parent) as one:
         try:
             return one.submit(_process, path, settings, need_digest).result()
         except BrokenProcessPool:
@@ -202,8 +202,24 @@ def _expand(item: FileResult | Compact) -> FileResult:
     return FileResult(path=path, analysis=EMPTY, size=size, mtime_ns=mtime_ns, digest=file_digest)
 
 
+def _exit_with_parent() -> None:
+    """Executor workers hold the parent's pipes and their own queue's write end: if the parent is
+    killed (SIGKILL, OOM), nothing tells them. Leave within a fraction of a second instead."""
+    import threading
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.2)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="pinlint-parent-watch", daemon=True).start()
+
+
 def _warm_worker() -> None:
     """Worker start-up, while the parent is still discovering files: import libcst here."""
+    _exit_with_parent()
     if sys.getrecursionlimit() < _RECURSION_LIMIT:
         sys.setrecursionlimit(_RECURSION_LIMIT)
     import libcst  # noqa: F401
@@ -233,7 +249,7 @@ class WorkerPool:
         self.pool = ProcessPoolExecutor(max_workers=jobs, mp_context=_mp_context(), initializer=_warm_worker)
         # Start the workers now (the executor starts them lazily), while discovery runs.
         for _ in range(jobs):
-            self.pool.submit(_warm_worker)
+            self.pool.submit(int)
 
     def close(self) -> None:
         # Like Pool.terminate(): the results are in (or no longer wanted); do not wait for idle

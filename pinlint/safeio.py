@@ -163,3 +163,14 @@ def printable(text: str) -> str:
 def printable_line(text: str) -> str:
     """Like :func:`printable`, keeping newlines (for multi-line excerpts of source)."""
     return "\n".join(printable(part) for part in text.split("\n"))
+
+
+# Inside JSON strings (the only place they can occur): a lone surrogate (a non-UTF-8 file name)
+# cannot be encoded to UTF-8, and U+2028/U+2029/U+0085 end a line for str.splitlines() readers.
+_JSON_ESCAPES = {c: f"\\u{c:04x}" for c in [0x85, 0x2028, 0x2029, *range(0xD800, 0xE000)]}
+
+
+def json_text(text: str) -> str:
+    """JSON text from ``json.dumps(..., ensure_ascii=False)`` that is always valid UTF-8 and
+    one line per record for line-splitting readers (the same JSON value, escaped)."""
+    return text.translate(_JSON_ESCAPES)
