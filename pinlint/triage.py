@@ -16,8 +16,10 @@ import re
 from dataclasses import dataclass
 
 # A positional non_blocking: `.to(dev, dtype, True)`, `.cuda(dev, True)`, `.copy_(src, True)`.
-_POSITIONAL_TRUE = re.compile(rb"\.(?:to|cuda|copy_)\([^\n]*,\s*True\s*\)")
-_POSITIONAL_TRUE_STR = re.compile(r"\.(?:to|cuda|copy_)\(.*,\s*True\s*\)")
+# The argument spans are bounded ({0,2000}): unbounded, every `.to(` on a long line would scan
+# to its end (quadratic on one long comment line).
+_POSITIONAL_TRUE = re.compile(rb"\.(?:to|cuda|copy_)\([^\n]{0,2000},\s*True\s*\)")
+_POSITIONAL_TRUE_STR = re.compile(r"\.(?:to|cuda|copy_)\(.{0,2000},\s*True\s*\)")
 _DEVICE_KW = re.compile(r"\bdevice\s*=")
 _DEF = re.compile(r"([ \t]*)(?:async[ \t]+)?def[ \t]")
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
@@ -96,10 +98,15 @@ def _enclosing_def(lines: list[str], hit: int) -> int | None:
     return found
 
 
+_MAX_HEADER_LINES = 500
+
+
 def _header_end(lines: list[str], start: int) -> int:
     """Last line of a ``def`` header whose parameters may span several lines."""
     depth = 0
-    for j in range(start, len(lines)):
+    # Bounded: a `(` inside a string in the header never balances, and scanning to the end of
+    # the file for every def would be quadratic. No real header is this long.
+    for j in range(start, min(len(lines), start + _MAX_HEADER_LINES)):
         code = lines[j].split("#", 1)[0]
         depth += code.count("(") + code.count("[") - code.count(")") - code.count("]")
         if depth <= 0 and code.rstrip().endswith(":"):
@@ -124,8 +131,8 @@ def _segment_for(lines: list[str], start: int) -> Segment:
     return Segment(start, end, indent_str)
 
 
-_HIT = re.compile(r"non_blocking|\.(?:to|cuda|copy_)\([^\n]*,[ \t]*True[ \t]*\)")
-_HIT_WITH_DEVICE = re.compile(r"non_blocking|\.(?:to|cuda|copy_)\([^\n]*,[ \t]*True[ \t]*\)|\bdevice[ \t]*=")
+_HIT = re.compile(r"non_blocking|\.(?:to|cuda|copy_)\([^\n]{0,2000},[ \t]*True[ \t]*\)")
+_HIT_WITH_DEVICE = re.compile(r"non_blocking|\.(?:to|cuda|copy_)\([^\n]{0,2000},[ \t]*True[ \t]*\)|\bdevice[ \t]*=")
 
 
 def _hit_lines(text: str, lines: list[str], device_rule: bool) -> list[int]:
