@@ -202,6 +202,8 @@ def _run_paths(a: CheckArgs, paths: list[str], config: Config, options: CheckOpt
     if a.add_noqa:
         from .noqa_insert import add_noqa_directives
 
+        for path, message in run.errors:  # e.g. a symlink out of the project, left alone
+            click.echo(printable(f"error: {display_path(path, Path.cwd())}: {message}"), err=True)
         added, problems = add_noqa_directives(run.diagnostics)
         for path, message in problems:
             _error(f"{display_path(path, Path.cwd())}: {message}")

@@ -40,7 +40,7 @@ KEYS: dict[str, tuple[type, str]] = {
     "pin-memory-helper": (str, "The project's pin-memory guard the fixer calls when none is found in the file or project: `\"package.module:function(device)\"` when it takes the device, `\"package.module:function()\"` when it takes nothing."),
     "pinned-functions": (list, "Names (as called, e.g. `make_pinned_buffer` or `utils.pinned_empty`) of project functions that return pinned host tensors."),
     "host-functions": (list, "Names of project functions that return new pageable host tensors (their results are PIN002 sources)."),
-    "cache-dir": (str, "Where the result cache lives. Default: `.pinlint_cache` in the project root."),
+    "cache-dir": (str, "Where the result cache lives; must lie inside the project (`--cache-dir` may point anywhere). Default: `.pinlint_cache` in the project root."),
     "output-format": (str, "Default output format (`full`, `concise`, `json`, `json-lines`, `github`, `sarif`, `gitlab`, `junit`)."),
 }
 
