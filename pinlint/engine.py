@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from . import source, triage
 from .analysis.analyzer import FileAnalysis, analyze_text
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from .cache import Cache
 
 _HELPER_BYTES = PIN_HELPER_NAME.encode()
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -156,16 +157,53 @@ def _crashed(path: str, detail: str) -> FileResult:
     return FileResult(path=path, analysis=None, error=f"crashed the parser ({detail}); not analyzed")
 
 
+class ChildCrashed(Exception):
+    """The child process running the call died (a native crash)."""
+
+
+def call_isolated(result_type: object, fn: Callable[..., T], *args: object, **kwargs: object) -> T:
+    """``fn(*args, **kwargs)`` in a forked single-use child; ChildCrashed if the child dies.
+
+    A bare fork, not multiprocessing (flake8 runs plugins in daemonic pool workers, which may
+    not have multiprocessing children); the result comes back as plain JSON (datacodec).
+    """
+    import json
+
+    from . import datacodec
+
+    if not hasattr(os, "fork"):  # pragma: no cover - Windows: no isolation, as before
+        return fn(*args, **kwargs)
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child
+        status = 70
+        try:
+            os.close(read_end)
+            payload = json.dumps(datacodec.encode(fn(*args, **kwargs))).encode()
+            with os.fdopen(write_end, "wb") as fh:
+                fh.write(payload)
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as fh:
+        payload = fh.read()
+    _, status = os.waitpid(pid, 0)
+    if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+        raise ChildCrashed(f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else "exit status")
+    return datacodec.decode(result_type, json.loads(payload))  # type: ignore[no-any-return]
+
+
+def may_crash_parser(data: bytes) -> bool:
+    return _may_crash_parser(data)
+
+
 def _process_isolated(path: str, settings: AnalysisSettings, need_digest: bool) -> FileResult:
     """``_process`` in a single-use child: a native crash costs that file, not the run."""
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
-
-    with ProcessPoolExecutor(max_workers=1, mp_context=_mp_context(), initializer=_exit_with_parent) as one:
-        try:
-            return one.submit(_process, path, settings, need_digest).result()
-        except BrokenProcessPool:
-            return _crashed(path, "the worker process died")
+    try:
+        return call_isolated(FileResult, _process, path, settings, need_digest)
+    except ChildCrashed as exc:
+        return _crashed(path, str(exc) or "the child process died")
 
 
 def _process_guarded(path: str, settings: AnalysisSettings, need_digest: bool) -> FileResult:
@@ -255,12 +293,19 @@ class WorkerPool:
         # Like Pool.terminate(): the results are in (or no longer wanted); do not wait for idle
         # workers to notice the shutdown.
         processes = list((getattr(self.pool, "_processes", None) or {}).values())
+        # With the workers gone nobody reads the task queue: its feeder thread must not wait to
+        # flush it at exit (Python < 3.12 joins it and can hang there).
+        call_queue = getattr(self.pool, "_call_queue", None)
+        if call_queue is not None:
+            call_queue.cancel_join_thread()
         self.pool.shutdown(wait=False, cancel_futures=True)
         for process in processes:
             if process.is_alive():
                 process.terminate()
         for process in processes:
-            process.join()
+            process.join(timeout=5)
+            if process.is_alive():
+                process.kill()
 
 
 def default_jobs() -> int:

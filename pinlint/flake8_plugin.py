@@ -21,7 +21,7 @@ from functools import lru_cache
 from typing import Any
 
 from . import __version__, noqa, source, triage
-from .analysis.analyzer import analyze_text
+from .analysis.analyzer import FileAnalysis, analyze_text
 
 #: Off by default, as in ``rules/PIN003.toml``; computed rather than listed so a new opt-in rule
 #: in the catalog is off under flake8 too. Read lazily: the catalog parses TOML files.
@@ -80,13 +80,23 @@ class PinlintChecker:
         if not triage.has_triggers(text.encode("utf-8", "surrogatepass"), self.device_rule):
             return
         pinned, host = _project_functions()
-        analysis = analyze_text(
-            text,
-            device_rule=self.device_rule,
-            newline=source.detect_newline(text),
-            pinned_functions=pinned,
-            host_functions=host,
-        )
+        kwargs: dict[str, Any] = {
+            "device_rule": self.device_rule,
+            "newline": source.detect_newline(text),
+            "pinned_functions": pinned,
+            "host_functions": host,
+        }
+        from . import engine
+
+        if engine.may_crash_parser(text.encode("utf-8", "surrogatepass")):
+            # A long operator chain can segfault libcst's native parser, taking flake8 (and
+            # `flake8 --jobs`) down with it: analyze such files in a child process.
+            try:
+                analysis = engine.call_isolated(FileAnalysis, analyze_text, text, **kwargs)
+            except engine.ChildCrashed:
+                return
+        else:
+            analysis = analyze_text(text, **kwargs)
         # A file libcst cannot parse: flake8 reports syntax errors itself (E999).
         if analysis.syntax_error is not None:
             return

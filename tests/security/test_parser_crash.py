@@ -37,3 +37,25 @@ def test_worker_pool_finishes_after_a_worker_segfault(
     assert ran.returncode == 1, ran
     assert ran.stdout.count("PIN001") == 60
     assert ran.stderr.count("c.py: crashed the parser") == 1
+
+
+def test_flake8_plugin_survives_the_crasher(tmp_path: Path, home: Path) -> None:
+    """The plugin shared the crash: flake8 died (and `flake8 --jobs` hung)."""
+    import subprocess
+    import sys
+
+    files = {f"m{i:02}.py": FINDING for i in range(3)}
+    files["c.py"] = CRASHER
+    proj = project(tmp_path / "p", files)
+    flake8 = str(Path(sys.executable).with_name("flake8"))
+    for jobs in ("1", "4"):
+        ran = subprocess.run(
+            [flake8, "--select", "PIN", "-j", jobs, "."],
+            cwd=proj,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert ran.returncode == 1, ran.stderr[-2000:]
+        assert ran.stdout.count("PIN001") == 3
