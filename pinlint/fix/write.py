@@ -53,9 +53,11 @@ def atomic_write(path: Path, data: bytes, expected_digest: str) -> None:
     import tempfile  # imported here: most runs write nothing, and it costs start-up time
 
     directory = path.parent
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".pinlint-tmp", dir=directory)
-    tmp = Path(tmp_name)
+    tmp: Path | None = None
     try:
+        # Inside the try, so that Ctrl-C right after the temp file exists still removes it.
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".pinlint-tmp", dir=directory)
+        tmp = Path(tmp_name)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -73,7 +75,8 @@ def atomic_write(path: Path, data: bytes, expected_digest: str) -> None:
             raise ChangedOnDisk("modified while pinlint was writing; not overwritten")
         os.replace(tmp, path)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
         raise
     try:
         dir_fd = os.open(directory, os.O_RDONLY)
