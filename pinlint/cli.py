@@ -46,7 +46,9 @@ class DefaultToCheck(click.Group):
 
 
 def _fail(message: str) -> None:
-    click.echo(f"pinlint: error: {message}", err=True)
+    from .safeio import printable
+
+    click.echo(f"pinlint: error: {printable(message)}", err=True)
     sys.exit(EXIT_ERROR)
 
 
@@ -142,7 +144,9 @@ def clean(cache_dir: str | None) -> None:
     for target in targets:
         if target.exists():
             shutil.rmtree(target, ignore_errors=True)
-            click.echo(f"Removing cache at: {target}", err=True)
+            from .safeio import printable
+
+            click.echo(f"Removing cache at: {printable(str(target))}", err=True)
 
 
 def entry() -> None:  # pragma: no cover - console entry through __main__

@@ -15,6 +15,7 @@ from .core.diagnostics import Diagnostic
 from .app import CheckOptions, CheckRun, check_stdin, run_check
 from .report import ReportContext
 from .report.human import display_path, render_concise, render_full, summary
+from .safeio import printable
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
@@ -40,7 +41,9 @@ def _interrupted(exc: BaseException) -> bool:
 
 
 def _error(message: str) -> None:
-    click.echo(f"pinlint: error: {message}", err=True)
+    # Messages quote file names and config keys from the repository: no control characters
+    # (terminal escapes, or a line break that starts a forged CI workflow command).
+    click.echo(f"pinlint: error: {printable(message)}", err=True)
 
 
 @dataclass
@@ -179,6 +182,7 @@ def _run_paths(a: CheckArgs, paths: list[str], config: Config, options: CheckOpt
         exclude=[*(_split(a.exclude) if a.exclude else config.exclude), *config.extend_exclude, *_split(a.extend_exclude)],
         respect_gitignore=config.respect_gitignore if a.respect_gitignore is None else a.respect_gitignore,
         force_exclude=config.force_exclude if a.force_exclude is None else a.force_exclude,
+        project=config.project_root,
     )
     if found.missing:
         for missing in found.missing:
@@ -198,6 +202,8 @@ def _run_paths(a: CheckArgs, paths: list[str], config: Config, options: CheckOpt
     if a.add_noqa:
         from .noqa_insert import add_noqa_directives
 
+        for path, message in run.errors:  # e.g. a symlink out of the project, left alone
+            click.echo(printable(f"error: {display_path(path, Path.cwd())}: {message}"), err=True)
         added, problems = add_noqa_directives(run.diagnostics)
         for path, message in problems:
             _error(f"{display_path(path, Path.cwd())}: {message}")
@@ -208,7 +214,11 @@ def _run_paths(a: CheckArgs, paths: list[str], config: Config, options: CheckOpt
     if a.write_baseline_file:
         from .baseline import write_baseline
 
-        write_baseline(run.diagnostics, Path(a.write_baseline_file), config.root)
+        try:
+            write_baseline(run.diagnostics, Path(a.write_baseline_file), config.root)
+        except OSError as exc:
+            _error(f"cannot write the baseline {a.write_baseline_file}: {exc.strerror or exc}")
+            return EXIT_ERROR
         if not a.silent:
             click.echo(f"Wrote {len(run.diagnostics)} finding(s) to the baseline {a.write_baseline_file}.", err=True)
         return EXIT_CLEAN
@@ -273,14 +283,14 @@ def _report(a: CheckArgs, run: CheckRun, options: CheckOptions, *, stdin: bool, 
     # With stdin --fix the fixed source owns stdout; everything else goes to stderr.
     report_to_stderr = stdin and (fix or diff)
     for path, message in run.errors:
-        click.echo(f"error: {display_path(path, root)}: {message}", err=True)
+        click.echo(printable(f"error: {display_path(path, root)}: {message}"), err=True)
     for path, message in run.skipped:
-        click.echo(f"warning: {display_path(path, root)}: {message}", err=True)
+        click.echo(printable(f"warning: {display_path(path, root)}: {message}"), err=True)
     if timings:
         for path, message in run.over_budget:
-            click.echo(f"note: {display_path(path, root)}: {message}", err=True)
+            click.echo(printable(f"note: {display_path(path, root)}: {message}"), err=True)
     for diagnostic, reason in run.dropped:
-        click.echo(f"warning: {display_path(diagnostic.filename, root)}:{diagnostic.location.row}: {diagnostic.code} {reason}", err=True)
+        click.echo(printable(f"warning: {display_path(diagnostic.filename, root)}:{diagnostic.location.row}: {diagnostic.code} {reason}"), err=True)
 
     if diff:
         if not silent:
@@ -307,7 +317,15 @@ def _report(a: CheckArgs, run: CheckRun, options: CheckOptions, *, stdin: bool, 
         text = _render(fmt, run.diagnostics, root, options.selected, options.unsafe_fixes, color, sources)
     if not silent:
         if output_file:
-            Path(output_file).write_text(text, encoding="utf-8")
+            from .safeio import project_root, write_replacing
+
+            try:
+                # Replaces a committed symlink instead of writing through it; non-UTF-8 file
+                # names (surrogate escapes) are written as escapes instead of crashing.
+                write_replacing(output_file, text.encode("utf-8", "backslashreplace"), project_root(Path.cwd()))
+            except OSError as exc:
+                _error(f"cannot write the report to {output_file}: {exc.strerror or exc}")
+                return EXIT_ERROR
         elif report_to_stderr:
             sys.stderr.write(text)
         else:
@@ -344,7 +362,7 @@ def _show_fixes(run: CheckRun, root: Path) -> str:
         lines.append(f"- {path}:")
         for code, count in sorted(by_file[path].items()):
             lines.append(f"    {count} × {code} ({names[code]})")
-    return "\n".join(lines) + "\n"
+    return "\n".join(printable(line) for line in lines) + "\n"
 
 
 def _print_timings(run: CheckRun, enabled: bool, started: float) -> None:

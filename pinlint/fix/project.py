@@ -21,12 +21,14 @@ from __future__ import annotations
 import ast
 import json
 import os
+import stat
 import re
 import tempfile
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from pinlint.safeio import MAX_SOURCE_BYTES, read_regular
 from pinlint import __version__, torch_api
 from pinlint.core.text import digest
 from pinlint.fix.scope import DEF, IMPORT, FileScopes
@@ -459,9 +461,16 @@ class FactsCache:
 
     def _load(self) -> None:
         assert self.file is not None
+        from pinlint.cache import read_signed
+
+        # Signed by this user: a committed facts file could name the helper to import (code
+        # that runs once the fixed file does), so only our own is trusted.
+        payload = read_signed(self.file, _FACTS_MAGIC, _MAX_FACTS_BYTES)
+        if payload is None:
+            return
         try:
-            data = json.loads(self.file.read_text(encoding="utf-8"))
-        except (OSError, ValueError, UnicodeDecodeError):
+            data = json.loads(payload)
+        except (ValueError, UnicodeDecodeError, RecursionError):
             return
         if (
             not isinstance(data, dict)
@@ -498,18 +507,15 @@ class FactsCache:
     def save(self) -> None:
         if self.file is None or not self.dirty:
             return
-        payload = json.dumps(
-            {"version": _FACTS_VERSION, "pinlint": __version__, "files": self.entries}
-        )
-        try:
-            self.file.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=".tmp-facts-")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(payload)
-            os.replace(tmp, self.file)
-        except OSError:
-            pass  # a read-only checkout still fixes; it just re-reads next time
+        from pinlint.cache import write_signed
 
+        payload = json.dumps({"version": _FACTS_VERSION, "pinlint": __version__, "files": self.entries})
+        # A read-only checkout still fixes; it just re-reads next time.
+        write_signed(self.file.parent, self.file, _FACTS_MAGIC, payload.encode())
+
+
+_FACTS_MAGIC = b"PINLINT-FACTS-1\n"
+_MAX_FACTS_BYTES = 64 * 1024 * 1024
 
 _FIELDS = {
     "definition": (dict, type(None)),
@@ -580,6 +586,8 @@ def scan(root: Path | None, *, cache_dir: Path | None, exclude: list[str]) -> Pr
                 info = os.stat(path)
             except OSError:
                 continue
+            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SOURCE_BYTES:
+                continue  # a FIFO, a device or a huge file: never read while learning the project
             hit = cache.get(path, info.st_size, info.st_mtime_ns)
             if hit is not False:
                 if hit is not None:
@@ -587,8 +595,7 @@ def scan(root: Path | None, *, cache_dir: Path | None, exclude: list[str]) -> Pr
                     project.add(Path(path), hit, module)
                 continue
             try:
-                with open(path, "rb") as fh:
-                    data = fh.read()
+                data = read_regular(path, MAX_SOURCE_BYTES)
             except OSError:
                 continue
             facts: ModuleFacts | None = None

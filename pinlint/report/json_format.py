@@ -13,6 +13,7 @@ from typing import Any
 
 from pinlint.core.diagnostics import Diagnostic, Location
 from pinlint.report import ReportContext
+from pinlint.safeio import json_text
 
 
 def _location(loc: Location) -> dict[str, int]:
@@ -62,4 +63,4 @@ def sorted_diagnostics(diagnostics: Sequence[Diagnostic]) -> list[Diagnostic]:
 def render(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> str:
     objects = [diagnostic_to_dict(d) for d in sorted_diagnostics(diagnostics)]
     # ensure_ascii=False: ruff (serde_json) writes non-ASCII text as UTF-8, not \u escapes.
-    return json.dumps(objects, indent=2, ensure_ascii=False) + "\n"
+    return json_text(json.dumps(objects, indent=2, ensure_ascii=False)) + "\n"

@@ -17,6 +17,7 @@ Choices that differ from ruff's SARIF, and why:
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -28,6 +29,7 @@ from pinlint.catalog import RuleDoc, get_rule
 from pinlint.core.diagnostics import Diagnostic, Edit, Fix, Location
 from pinlint.report import ReportContext
 from pinlint.report.json_format import sorted_diagnostics
+from pinlint.safeio import json_text
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/pinlint/torch-pinlint"
@@ -85,7 +87,8 @@ def _artifact_location(filename: str, ctx: ReportContext) -> dict[str, str]:
         return {"uri": Path(filename).absolute().as_uri()}
     # quote() leaves only unreserved characters and "/" alone: a ":" in the first segment
     # would otherwise turn the relative reference into a URI with a scheme.
-    return {"uri": quote(rel, safe="/"), "uriBaseId": SRCROOT}
+    # fsencode: a non-UTF-8 name (surrogate escapes) is percent-encoded byte for byte.
+    return {"uri": quote(os.fsencode(rel), safe="/"), "uriBaseId": SRCROOT}
 
 
 def _region(start: Location, end: Location) -> dict[str, int]:
@@ -210,6 +213,6 @@ def render(
     rules: Sequence[Rule] | None = None,
 ) -> str:
     return (
-        json.dumps(build(diagnostics, ctx, rules=rules), indent=2, ensure_ascii=False)
+        json_text(json.dumps(build(diagnostics, ctx, rules=rules), indent=2, ensure_ascii=False))
         + "\n"
     )

@@ -301,7 +301,15 @@ def trace_command(
 def probe_command(run_spec: str | None, json_path: str | None, quick: bool) -> None:
     """On a CUDA machine, prove that pageable non_blocking copies block and pinned ones do not, by
     host timing and the profiler's memcpy kinds. Exit 0 pass, 1 fail, 2 usage, 3 skipped (no CUDA)."""
-    argv = [sys.executable, "-m", "pinlint.runtime.gpu_check"]
+    # `-m` puts the current directory first on sys.path, so a checkout's torch.py would be
+    # imported and run. Only --run (which runs the user's code by request) keeps it there.
+    if run_spec:
+        argv = [sys.executable, "-m", "pinlint.runtime.gpu_check"]
+    elif sys.version_info >= (3, 11):
+        argv = [sys.executable, "-P", "-m", "pinlint.runtime.gpu_check"]
+    else:  # pragma: no cover - no -P before 3.11: drop the cwd entry by hand
+        argv = [sys.executable, "-c", "import runpy, sys; del sys.path[0]; "
+                "runpy.run_module('pinlint.runtime.gpu_check', run_name='__main__', alter_sys=True)"]
     if run_spec:
         argv += ["--run", run_spec]
     if json_path:
