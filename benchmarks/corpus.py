@@ -90,7 +90,7 @@ def packages(set_name: str) -> list[Package]:
     try:
         return list(SETS[set_name])
     except KeyError:
-        raise SystemExit(f"unknown corpus set {set_name!r}; choose from {', '.join([*SETS, 'all'])}")
+        raise SystemExit(f"unknown corpus set {set_name!r}; choose from {', '.join([*SETS, 'all'])}") from None
 
 
 def _norm(name: str) -> str:

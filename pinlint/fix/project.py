@@ -210,7 +210,7 @@ def module_facts(
             targets, value = [stmt.target], stmt.value
         if value is not None and _is_helper_call(value, helper_names):
             facts.constants.extend(t.id for t in targets if isinstance(t, ast.Name))
-    for local, bindings in scopes.module.bindings.items():
+    for _local, bindings in scopes.module.bindings.items():
         for b in bindings:
             if b.kind == IMPORT and not b.dead and not b.via_global:
                 module = absolute(b.module, own, is_package)

@@ -139,7 +139,7 @@ def build(
     diagnostics: Sequence[Diagnostic],
     ctx: ReportContext,
     *,
-    rules: Sequence[Rule] | None = None,
+    rules: Sequence[RuleDoc] | None = None,
 ) -> dict[str, Any]:
     """The SARIF log as a dict. ``rules`` overrides the catalog (tests pass their own)."""
     ordered = sorted_diagnostics(diagnostics)
@@ -210,7 +210,7 @@ def render(
     diagnostics: Sequence[Diagnostic],
     ctx: ReportContext,
     *,
-    rules: Sequence[Rule] | None = None,
+    rules: Sequence[RuleDoc] | None = None,
 ) -> str:
     return (
         json_text(json.dumps(build(diagnostics, ctx, rules=rules), indent=2, ensure_ascii=False))
