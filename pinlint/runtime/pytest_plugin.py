@@ -233,7 +233,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     try:
         merged = target.write()
     except (ProfileError, OSError) as exc:
-        state.profile_message = f"pinlint runtime: error: cannot write the profile {target.path}: {exc}"
+        state.profile_message = (
+            f"pinlint runtime: error: cannot write the profile {target.path}: {exc}"
+        )
         return
     state.profile_message = (
         f"pinlint runtime: profile: {target.written} site(s) added to {target.path} "

@@ -128,14 +128,10 @@ class watch:
         )
         report.simulated = report.simulated or mode == "fake"
         stack = contextlib.ExitStack()
-        if self._profile is not None:
-            target = self._profile
-            previous = report.profile
-            target.recorder = type(target.recorder)()  # each watch is one run
-            report.profile = target.recorder
+        profile_run = _ProfileRun(self._profile, report) if self._profile is not None else None
+        if profile_run is not None:
             # Last out: the file is written after the mode and the simulation are gone.
-            stack.callback(target.write)
-            stack.callback(setattr, report, "profile", previous)
+            stack.callback(profile_run.finish)
         try:
             simulation = None
             if mode == "fake":
@@ -152,6 +148,8 @@ class watch:
         except BaseException:
             stack.close()
             raise
+        if profile_run is not None:
+            profile_run.entered = True
         self._stack = stack
         self._thread = threading.get_ident()
         self.report = report
@@ -183,6 +181,24 @@ class watch:
                 self.report = inner.report
 
         return wrapper  # type: ignore[return-value]
+
+
+class _ProfileRun:
+    """One watch's contribution to a profile file: a fresh recorder on the report while the
+    watch is active, merged into the file when it ends (each watch is one run)."""
+
+    def __init__(self, target: ProfileTarget, report: Report) -> None:
+        self.target = target
+        self.report = report
+        self.previous = report.profile
+        self.entered = False  # a watch whose setup failed is not a run
+        target.recorder = type(target.recorder)()
+        report.profile = target.recorder
+
+    def finish(self) -> None:
+        self.report.profile = self.previous
+        if self.entered:
+            self.target.write()
 
 
 def _watch_new_threads(session: Any, stack: contextlib.ExitStack) -> None:
