@@ -94,6 +94,9 @@ def main() -> None:
 @click.option("--timings", "-v", "--verbose", "timings", is_flag=True, help="Print per-phase timings to stderr.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("-s", "--silent", is_flag=True, help="Print nothing (the exit code still tells).")
+@click.option("--profile", "profile", type=click.Path(dir_okay=False), default=None, metavar="FILE", help="A runtime profile (`pinlint trace --profile FILE`): show how many times each finding's site ran, hottest first.")
+@click.option("--hot-only/--no-hot-only", "hot_only", default=None, help="With --profile: report only findings whose site ran at least --min-runs times.")
+@click.option("--min-runs", "min_runs", type=click.IntRange(min=1), default=None, metavar="N", help="The least run count for --hot-only (default: 1); implies --hot-only.")
 def check(**kw: object) -> None:
     """Check PATHS (default: the current directory) for pageable non_blocking copies."""
     from .cli_check import run_check_command

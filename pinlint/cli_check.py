@@ -80,6 +80,9 @@ class CheckArgs:
     timings: bool
     quiet: bool
     silent: bool
+    profile: str | None = None
+    hot_only: bool | None = None
+    min_runs: int | None = None
     started: float = field(default_factory=time.perf_counter)
 
 
@@ -129,6 +132,8 @@ def _run(a: CheckArgs) -> int:
         cache_dir=Path(a.cache_dir).resolve() if a.cache_dir else None,
         use_cache=not a.no_cache,
     )
+    if not _profile_options(a, config, options):
+        return EXIT_ERROR
     paths = list(a.paths) or ["."]
     if paths == ["-"]:
         return _run_stdin(a, config, options)
@@ -149,6 +154,36 @@ def _run(a: CheckArgs) -> int:
     finally:
         if pool is not None:
             pool.close()
+
+
+def _profile_options(a: CheckArgs, config: Config, options: CheckOptions) -> bool:
+    """``--profile``, ``--hot-only``, ``--min-runs`` (and ``hot-only``/``min-runs`` in the
+    config) into the options. The profile is read now, so that a bad one fails before the check."""
+    asked = a.hot_only is True or a.min_runs is not None
+    if a.profile is None:
+        if asked:
+            _error("--hot-only and --min-runs need a runtime profile: add --profile FILE (write one with `pinlint trace --profile FILE -- python program.py`)")
+            return False
+        return True
+    from . import profile as profile_format
+
+    try:
+        options.profile = profile_format.ProfileIndex(profile_format.load(a.profile))
+    except profile_format.ProfileError as exc:
+        _error(str(exc))
+        return False
+    hot_only = a.min_runs is not None or (a.hot_only if a.hot_only is not None else config.hot_only)
+    if hot_only:
+        options.min_runs = a.min_runs or config.min_runs or 1
+    return True
+
+
+def _profile_note(a: CheckArgs, run: CheckRun, options: CheckOptions) -> None:
+    """On stderr (machine formats stay clean): how many findings --hot-only left out."""
+    if run.profile_dropped and not (a.quiet or a.silent):
+        n, least = run.profile_dropped, options.min_runs or 1
+        times = "once" if least == 1 else f"{least:,} times"
+        click.echo(f"pinlint: --hot-only: {n} finding{'s' if n != 1 else ''} not shown (their site{'s' if n != 1 else ''} ran less than {times} in the profile).", err=True)
 
 
 def _warm_cache_likely(config: Config, options: CheckOptions) -> bool:
@@ -339,6 +374,7 @@ def _report(a: CheckArgs, run: CheckRun, options: CheckOptions, *, stdin: bool, 
             click.echo(text_summary, err=report_to_stderr or bool(output_file and not human), nl=False)
         elif fix and not quiet and run.fixed:
             click.echo(f"Fixed {len(run.fixed)} error{'s' if len(run.fixed) != 1 else ''}.", err=True)
+    _profile_note(a, run, options)
     _print_timings(run, timings, started)
     if exit_non_zero_on_fix and run.fixed:
         return EXIT_FINDINGS

@@ -42,6 +42,8 @@ KEYS: dict[str, tuple[type, str]] = {
     "host-functions": (list, "Names of project functions that return new pageable host tensors (their results are PIN002 sources)."),
     "cache-dir": (str, "Where the result cache lives; must lie inside the project (`--cache-dir` may point anywhere). Default: `.pinlint_cache` in the project root."),
     "output-format": (str, "Default output format (`full`, `concise`, `json`, `json-lines`, `github`, `sarif`, `gitlab`, `junit`)."),
+    "hot-only": (bool, "With `pinlint check --profile FILE`: report only the findings whose site ran at least `min-runs` times in the profile (rules the profile cannot measure, PIN004, are kept). Without a profile it does nothing. Default: false."),
+    "min-runs": (int, "The least run count a finding's site needs in the profile to be reported under `hot-only`. Default: 1."),
 }
 
 DEFAULT_EXCLUDE: tuple[str, ...] = (
@@ -71,6 +73,8 @@ class Config:
     #: Where the project ends (the repository root): nothing above it is read, nothing outside
     #: it is written through a link found in the repository.
     project_root: Path = field(default_factory=Path.cwd)
+    hot_only: bool = False
+    min_runs: int | None = None
 
     def per_file_ignored(self, path: Path) -> set[str]:
         try:
@@ -192,7 +196,7 @@ def load(config_arg: str | None, cwd: Path | None = None) -> Config:
             raise ConfigError(f"{where}: unknown key `{printable(str(key))}` in [tool.pinlint] (known keys: {known})")
         expected, _doc = KEYS[key]
         if not isinstance(value, expected) or (expected is list and not all(isinstance(v, str) for v in value)):
-            kind = {list: "a list of strings", dict: "a table", bool: "true or false", str: "a string"}[expected]
+            kind = {list: "a list of strings", dict: "a table", bool: "true or false", str: "a string", int: "an integer"}[expected]
             raise ConfigError(f"{where}: `{key}` must be {kind}, got {printable(repr(value))}")
         attr = key.replace("-", "_")
         if key == "per-file-ignores":
@@ -202,6 +206,8 @@ def load(config_arg: str | None, cwd: Path | None = None) -> Config:
                 resolve_selectors(codes, f"{where}: per-file-ignores[{printable(repr(pattern))}]")
         if key in ("select", "extend-select", "ignore"):
             resolve_selectors(value, f"{where}: `{key}`")
+        if key == "min-runs" and (isinstance(value, bool) or value < 1):
+            raise ConfigError(f"{where}: `min-runs` must be an integer of at least 1, got {value!r}")
         if key == "cache-dir":
             value = (config.root / value).resolve()
             # A repository's config may not send our writes elsewhere (--cache-dir may).

@@ -39,9 +39,18 @@ def render_concise(diagnostics: Sequence[Diagnostic], root: Path, unsafe_fixes: 
     for d in diagnostics:
         # File names and messages come from the repository: no terminal escapes (safeio).
         lines.append(
-            printable(f"{display_path(d.filename, root)}:{d.location.row}:{d.location.column}: {d.code}{_marker(d, unsafe_fixes)} {d.message}")
+            printable(f"{display_path(d.filename, root)}:{d.location.row}:{d.location.column}: {d.code}{_marker(d, unsafe_fixes)} {d.message}{_profile_suffix(d)}")
         )
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _profile_suffix(d: Diagnostic) -> str:
+    """`` (ran 40,960 times, 3.1 MB)`` when ``check --profile`` counted the site."""
+    if d.profile is None:
+        return ""
+    from ..profile import finding_note
+
+    return f" ({finding_note(d.profile)})"
 
 
 def _read_lines(filename: str, cache: dict[str, list[str]], sources: dict[str, str] | None) -> list[str]:
@@ -103,6 +112,10 @@ def _full_block(d: Diagnostic, lines: list[str], root: Path, unsafe_fixes: bool)
         [(d.code, "bold red"), (_marker(d, unsafe_fixes), "bold cyan"), (" " + d.message, "bold")],
         [(f" --> {display_path(d.filename, root)}:{d.location.row}:{d.location.column}", "blue")],
     ]
+    if d.profile is not None:
+        from ..profile import finding_note
+
+        out.append([(f"  = profile: {finding_note(d.profile)}", "bold magenta" if d.profile.count else "")])
     first = max(1, d.location.row - 1)
     last = min(len(lines), d.end_location.row + 1)
     gutter = len(str(last))
