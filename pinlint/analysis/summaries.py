@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from pinlint.analysis.events import EventSink, ParameterCopy
+from pinlint.analysis.classes import ClassRange, _class_indent, _method_classes, class_at, class_ranges, family
+from pinlint.analysis.events import EventSink
 from pinlint.analysis.names import FileNames
 from pinlint.analysis.parse import parse
 from pinlint.analysis.positions import Positions
@@ -33,9 +34,6 @@ if TYPE_CHECKING:
 #: How many summaries deep one request may go (a helper calling a helper calling a helper).
 MAX_DEPTH = 3
 
-_CLASS = re.compile(r"^([ \t]*)class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?[ \t]*:")
-
-
 @dataclass
 class Parsed:
     module: cst.Module
@@ -43,15 +41,6 @@ class Parsed:
     source: str
     interpreters: list[Interpreter]
     positions: Positions | None = None
-
-
-@dataclass(frozen=True)
-class ClassRange:
-    name: str
-    start: int  # 0-based line of `class`
-    end: int  # exclusive
-    indent: int
-    bases: tuple[str, ...]
 
 
 class FileSummaries:
@@ -128,7 +117,6 @@ class FileSummaries:
     def interpret(self, start: int, module: cst.Module, segment: Segment, source: str) -> Parsed | None:
         if start in self._parsed:
             return self._parsed[start]
-        from pinlint.analysis.expressions import BudgetExceeded
 
         self._running.add(start)
         try:
@@ -182,57 +170,19 @@ class FileSummaries:
     # ------------------------------------------------------------------ classes
     def classes(self) -> list[ClassRange]:
         if self._classes is None:
-            found = []
-            for index, line in enumerate(self.lines):
-                match = _CLASS.match(line)
-                if match is None:
-                    continue
-                indent = len(match.group(1).expandtabs())
-                end = len(self.lines)
-                for j in range(index + 1, len(self.lines)):
-                    text = self.lines[j]
-                    if text.strip() and not text.lstrip().startswith("#"):
-                        if len(text) - len(text.lstrip()) <= indent and not text.lstrip().startswith((")", "]")):
-                            end = j
-                            break
-                bases = tuple(b.strip().rsplit(".", 1)[-1] for b in (match.group(3) or "").split(",") if b.strip())
-                found.append(ClassRange(match.group(2), index, end, indent, bases))
-            self._classes = found
+            self._classes = class_ranges(self.lines)
         return self._classes
 
     def class_at(self, line: int) -> str | None:
         """The innermost class around 0-based ``line``."""
-        best: ClassRange | None = None
-        for cls in self.classes():
-            if cls.start < line < cls.end and (best is None or cls.start > best.start):
-                best = cls
-        return best.name if best else None
+        return class_at(self.classes(), line)
 
     def _family(self, name: str) -> list[ClassRange] | None:
         """The class, its bases and its subclasses defined in this file (a ``self.x`` of the
         class may be set by any of them). None when the name is not one class of this file."""
         if name not in self._family_memo:
-            self._family_memo[name] = self._compute_family(name)
+            self._family_memo[name] = family(self.classes(), name)
         return self._family_memo[name]
-
-    def _compute_family(self, name: str) -> list[ClassRange] | None:
-        by_name: dict[str, list[ClassRange]] = {}
-        for cls in self.classes():
-            by_name.setdefault(cls.name, []).append(cls)
-        if len(by_name.get(name, [])) != 1:
-            return None  # defined twice (or not at all): which one runs is not known
-        family = {name}
-        changed = True
-        while changed:
-            changed = False
-            for cls in self.classes():
-                related = cls.name in family or any(b in family for b in cls.bases)
-                bases_here = [b for b in cls.bases if b in by_name and cls.name in family]
-                for new in [cls.name, *bases_here] if related else []:
-                    if new not in family:
-                        family.add(new)
-                        changed = True
-        return [c for c in self.classes() if c.name in family]
 
     # ------------------------------------------------------------------ summaries
     def attribute(self, evaluator: Evaluator, key: str) -> Value | None:
@@ -408,29 +358,6 @@ class FileSummaries:
         if parsed.positions is None:
             parsed.positions = Positions(parsed.module, parsed.segment, self.lines, parsed.source)
         return parsed.positions
-
-
-def _method_classes(module: cst.Module) -> dict[int, str]:
-    """id(FunctionDef) -> the class it is a method of (for a module parsed whole)."""
-    out: dict[int, str] = {}
-    stack: list[tuple[cst.CSTNode, str | None]] = [(module, None)]
-    while stack:
-        node, owner = stack.pop()
-        if isinstance(node, cst.ClassDef):
-            for child in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
-                stack.append((child, node.name.value))
-            continue
-        if isinstance(node, cst.FunctionDef):
-            if owner is not None:
-                out[id(node)] = owner
-            owner = None  # a def inside it is a closure, not a method
-        for child in node.children:
-            stack.append((child, owner if not isinstance(node, cst.FunctionDef) else None))
-    return out
-
-
-def _class_indent(family: list[ClassRange], line: int) -> int:
-    return max((c.indent for c in family if c.start < line < c.end), default=0)
 
 
 def argument_for(function: cst.FunctionDef, call: cst.Call, name: str) -> cst.BaseExpression | None:
