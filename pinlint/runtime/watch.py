@@ -224,7 +224,7 @@ def simulated_cuda() -> Iterator[None]:
     later simulated watches (use it for fixtures and module-level buffers)."""
     require_torch()
     from pinlint.runtime import simulate
-    from pinlint.runtime._engine import PinMode
+    from pinlint.runtime._modes import PinMode
 
     simulate.push_world()
     try:

@@ -1,0 +1,70 @@
+"""The torch function modes that route calls to a ``Session``: one that only pins (simulated
+pinning for a watch), one that records. Imported only when a watch starts (imports torch)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from torch.overrides import TorchFunctionMode
+
+from pinlint.runtime import simulate
+from pinlint.runtime._torch_refs import _FACTORIES, _IS_PINNED, _PIN, _is_compiling, _Tensor
+
+
+class PinMode(TorchFunctionMode):
+    """Simulated pinning without a watch (``simulated_cuda()``): ``pin_memory=True`` factories,
+    ``.pin_memory()`` and ``.is_pinned()`` answer from the process-wide registry; tensors stay real
+    and nothing is recorded. For buffers made before a watch: fixtures, import time."""
+
+    def __torch_function__(
+        self,
+        func: Any,
+        types: Any,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        kwargs = kwargs or {}
+        if _is_compiling():
+            return func(*args, **kwargs)
+        src = args[0] if args else None
+        if func is _PIN and isinstance(src, _Tensor) and src.device.type == "cpu":
+            return simulate.pin_memory(src)
+        if func is _IS_PINNED and isinstance(src, _Tensor) and src.device.type == "cpu":
+            return simulate.is_pinned(src)
+        entry = _FACTORIES.get(func)
+        if entry is not None and entry[1] and kwargs.get("pin_memory"):
+            return simulate.pinned_factory(func, args, kwargs)
+        return func(*args, **kwargs)
+
+
+class _WatchMode(TorchFunctionMode):
+    """Dispatches to a handler only for the few functions of interest; everything else passes
+    through with one dict lookup (the hot path: every torch call in the block comes here)."""
+
+    def __init__(
+        self, handlers: dict[Any, Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]]
+    ) -> None:
+        super().__init__()
+        self._handlers = handlers
+        #: False once the watch has ended: threads that entered it may outlive it (threads="all").
+        self.active = True
+
+    def __torch_function__(
+        self,
+        func: Any,
+        types: Any,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        __tracebackhide__ = True
+        # Under torch.compile, Dynamo traces this method: pass through untouched, so the compiled
+        # region has no graph break and no recompile. Its copies are the compiler's business.
+        if _is_compiling() or not self.active:
+            return func(*args, **kwargs) if kwargs else func(*args)
+        handler = self._handlers.get(func)
+        if handler is None:
+            if kwargs:
+                return func(*args, **kwargs)
+            return func(*args)
+        return handler(func, args, kwargs or {})
