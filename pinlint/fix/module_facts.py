@@ -18,7 +18,9 @@ SECONDARY_DIRS = frozenset(
 )
 _FACTS_VERSION = 1
 _MAX_FILES = 50_000
-_MENTION = re.compile(rb"is_pin_memory_available|pin_memory\s*=")
+#: A file worth reading for the idiom: it names the helper, or passes something other than a
+#: literal as ``pin_memory=`` (literals teach nothing about the project's idiom).
+_MENTION = re.compile(rb"is_pin_memory_available|pin_memory\s*=\s*(?!(?:True|False|None)\b)")
 
 
 @dataclass(frozen=True)
