@@ -1683,6 +1683,67 @@ RACE = [
         """,
     ),
     P(
+        "r30_closure_defined_before_birth_writes",
+        "race",
+        NOT_SAFE,
+        """
+        import torch
+
+        def make(device):
+            def bump():
+                x.add_(1)  # the closure writes the tensor bound below
+            x = torch.zeros(3)
+            out = x.to(device, non_blocking=True)
+            bump()
+            return out
+        def main(device):
+            return make(device)
+        """,
+    ),
+    P(
+        "r31_attribute_written_by_another_method",
+        "race",
+        NOT_SAFE,
+        """
+        import torch
+
+        class Stager:
+            def __init__(self):
+                self.buf = torch.zeros(3)
+
+            def send(self, device):
+                return self.buf.to(device, non_blocking=True)
+
+            def refill(self):
+                self.buf[0] = 7
+
+        def main(device):
+            s = Stager()
+            out = s.send(device)
+            s.refill()
+            return out
+        """,
+    ),
+    P(
+        "r32_ok_attribute_pinned_in_init_copied_in_method",
+        "race",
+        SAFE,
+        """
+        import torch
+
+        class Stager:
+            def __init__(self, device):
+                self.device = device
+                self.buf = torch.tensor([1, 2, 3])
+
+            def send(self):
+                return self.buf.to(self.device, non_blocking=True)
+
+        def main(device):
+            return Stager(device).send()
+        """,
+    ),
+    P(
         "r22_ok_write_to_result",
         "race",
         SAFE,
