@@ -20,6 +20,15 @@ from .core.text import split_lines
 _NOQA_CODES = re.compile(r"(#\s*noqa:\s*)([A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*)", re.IGNORECASE)
 
 
+def _same_code(old: str, new: str) -> bool:
+    import ast
+
+    try:
+        return ast.dump(ast.parse(old)) == ast.dump(ast.parse(new))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+
+
 def _target_row(lines: list[str], d: Diagnostic) -> int:
     """The first row of the statement that does not end in a backslash continuation."""
     start, end = d.statement_rows if d.statement_rows != (0, 0) else (d.location.row, d.location.row)
@@ -71,7 +80,9 @@ def add_noqa_directives(diagnostics: list[Diagnostic]) -> tuple[int, list[tuple[
         if not count:
             continue
         text = "".join(lines)
-        if parses(text) is not None:
+        if parses(text) is not None or not _same_code(decoded.text, text):
+            # A comment changes no code: if the tree changed, a flagged line ends inside a
+            # multi-line string and the "comment" would have gone into the string's value.
             problems.append((filename, "cannot add noqa: a flagged line is inside a multi-line string"))
             continue
         try:

@@ -385,9 +385,11 @@ def main(argv: list[str] | None = None) -> int:
     def finish(code: int) -> int:
         result["exit_status"] = code
         if args.json:
+            from pinlint.safeio import write_replacing
+
             os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-            with open(args.json, "w", encoding="utf-8") as fh:
-                json.dump(result, fh, indent=1, default=str)
+            # Renamed over the path: a committed symlink there is replaced, not written through.
+            write_replacing(args.json, json.dumps(result, indent=1, default=str).encode(), os.getcwd())
         return code
 
     try:

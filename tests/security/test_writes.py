@@ -148,3 +148,26 @@ def test_cache_and_outputs_stay_put_with_dotdot_relative_paths(tmp_path: Path, h
     assert ran.returncode == 2
     assert not (tmp_path / "escape").exists()
     assert os.listdir(tmp_path) == ["p"] or sorted(os.listdir(tmp_path)) == ["home", "p"]
+
+
+def test_add_noqa_never_writes_into_a_string(tmp_path: Path) -> None:
+    """Review #19: a flagged line that ends inside a multi-line string must not get the comment
+    (it would change the string's value); the file is left alone and the run says why."""
+    import subprocess
+    import sys
+
+    (tmp_path / "pyproject.toml").write_text("[tool.pinlint]\n")
+    source = (
+        "import torch\n\n"
+        "def f(device):\n"
+        '    t = torch.tensor([1, 2]); s = """abc\n'
+        '    def"""\n'
+        "    return t.to(device, non_blocking=True), s\n"
+    )
+    (tmp_path / "m.py").write_text(source)
+    ran = subprocess.run(
+        [sys.executable, "-m", "pinlint", "check", ".", "--add-noqa", "--no-cache"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )
+    assert (tmp_path / "m.py").read_text() == source
+    assert "inside a multi-line string" in ran.stderr and ran.returncode == 2
