@@ -13,11 +13,19 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from pinlint import torch_api
+from pinlint.analysis import torch_semantics
 from pinlint.analysis.binding import bound_at
 from pinlint.analysis.events import SinkHit
 from pinlint.analysis.interpreter import mentioned
 from pinlint.analysis.scopes import BoundNames, dotted, statements_in
 from pinlint.rules.base import RuleContext
+
+#: Tensor methods that read their receiver and arguments: they set no attribute of anything.
+_READ_ONLY_METHODS = frozenset(
+    (torch_semantics.TENSOR_METHODS.keys() | torch_api.PYTHON_NUMBER_METHODS | torch_api.PYTHON_DATA_METHODS)
+    - {"copy_"}
+)
 
 #: Parts of a name that say it holds a device (``device``, ``self.dev``, ``gpu_id``, ``d``).
 _DEVICE_WORDS = re.compile(r"dev|cuda|gpu|rank|accelerator|xpu|npu|hpu|mps|^d$", re.I)
@@ -278,11 +286,13 @@ def _call_between(
             first, last = rows(node)
             if construction_row < first and last < sink_row or (construction_row < first <= sink_row and first < sink_row):
                 func = dotted(node.func) or ""
-                receives = any(
-                    (dotted(arg.value) or "").split(".", 1)[0] == base for arg in node.args
-                )
-                if func.startswith(base + ".") and not func.endswith((".to", ".cuda", ".copy_")) or receives:
-                    return ctx.source(node.func) + "()"
+                method = func.rsplit(".", 1)[-1]
+                if isinstance(node.func, cst.Attribute) and method in _READ_ONLY_METHODS:
+                    pass  # a tensor method (`x.to(base.device)`, `base.dim()`): it changes no attribute
+                else:
+                    receives = any((dotted(arg.value) or "").split(".", 1)[0] == base for arg in node.args)
+                    if func.startswith(base + ".") or receives:
+                        return ctx.source(node.func) + "()"
         stack.extend(node.children)
     return None
 
