@@ -70,9 +70,31 @@ CASES: list[tuple[str, str, dict[str, str]]] = [
 
 #: The pool random cases draw from.
 POOL = (
-    "*.py", "!keep.py", "keep.py", "x.py", "/top.py", "sub/", "sub/*", "!sub/keep.py", "**/gen/",
-    "gen", "/gen/", "a/**/b.py", "a/**", "**/b.py", "docs/**", "!docs/conf.py", "build_out/",
-    "[ab].py", "?.py", "ign/", "!ign/a.py", "src/**/out.py", "deep/", "!deep/keep.py", "*/x.py",
+    "*.py",
+    "!keep.py",
+    "keep.py",
+    "x.py",
+    "/top.py",
+    "sub/",
+    "sub/*",
+    "!sub/keep.py",
+    "**/gen/",
+    "gen",
+    "/gen/",
+    "a/**/b.py",
+    "a/**",
+    "**/b.py",
+    "docs/**",
+    "!docs/conf.py",
+    "build_out/",
+    "[ab].py",
+    "?.py",
+    "ign/",
+    "!ign/a.py",
+    "src/**/out.py",
+    "deep/",
+    "!deep/keep.py",
+    "*/x.py",
 )
 
 
@@ -81,7 +103,11 @@ def _random_cases(count: int) -> list[tuple[str, str, dict[str, str]]]:
     cases = []
     for i in range(count):
         root = "\n".join(rng.sample(POOL, rng.randint(1, 4))) + "\n"
-        nested = {"sub": "\n".join(rng.sample(POOL, rng.randint(1, 2))) + "\n"} if rng.random() < 0.4 else {}
+        nested = (
+            {"sub": "\n".join(rng.sample(POOL, rng.randint(1, 2))) + "\n"}
+            if rng.random() < 0.4
+            else {}
+        )
         cases.append((f"random-{i}", root, nested))
     return cases
 
@@ -90,18 +116,29 @@ def _git_kept(repo: Path) -> set[str]:
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     listed = subprocess.run(
         ["git", "ls-files", "--others", "--exclude-standard", "--", "*.py"],
-        cwd=repo, check=True, capture_output=True, text=True,
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     return set(listed.split())
 
 
 def _pinlint_kept(repo: Path) -> set[str]:
-    found = discover([str(repo)], root=repo, exclude=[".git"], respect_gitignore=True, force_exclude=False)
+    found = discover(
+        [str(repo)], root=repo, exclude=[".git"], respect_gitignore=True, force_exclude=False
+    )
     return {path.relative_to(repo).as_posix() for path in found.files}
 
 
-@pytest.mark.parametrize(("name", "root", "nested"), CASES + _random_cases(40), ids=lambda v: v if isinstance(v, str) and "\n" not in v else "")
-def test_discovery_agrees_with_git(tmp_path: Path, name: str, root: str, nested: dict[str, str]) -> None:
+@pytest.mark.parametrize(
+    ("name", "root", "nested"),
+    CASES + _random_cases(40),
+    ids=lambda v: v if isinstance(v, str) and "\n" not in v else "",
+)
+def test_discovery_agrees_with_git(
+    tmp_path: Path, name: str, root: str, nested: dict[str, str]
+) -> None:
     repo = tmp_path / "repo"
     for file in FILES:
         (repo / file).parent.mkdir(parents=True, exist_ok=True)
