@@ -236,7 +236,11 @@ class ConfigResolver:
         self.explicit = bool(config_arg) and Path(str(config_arg)).is_file()
         self.overrides = _parse_override(config_arg) if config_arg and not self.explicit else {}
         self.override_where = f"--config {config_arg!r}" if self.overrides else ""
-        self._by_path: dict[Path | None, Config] = {self.base.path: self.base}
+        # Keyed by resolved path, so that the base file reached through a symlinked directory is
+        # still the base configuration (one group, one cache), not a second copy of it.
+        self._by_path: dict[Path | None, Config] = {
+            self.base.path.resolve() if self.base.path else None: self.base
+        }
         self._by_directory: dict[Path, Path | None] = {}
 
     def for_file(self, file: Path) -> Config:
