@@ -12,6 +12,7 @@ import click
 from . import __version__
 from .config import Config, ConfigError, ConfigResolver, selected_codes
 from .core.diagnostics import Diagnostic
+from .core.syntax import CODE as SYNTAX_CODE
 from .app import CheckOptions, CheckRun, check_stdin, run_check
 from .report import ReportContext
 from .report.human import display_path, render_concise, render_full, summary
@@ -244,9 +245,13 @@ def _run_paths(a: CheckArgs, paths: list[str], resolver: ConfigResolver, options
     if a.write_baseline_file:
         from .baseline import write_baseline
 
-        write_baseline(run.diagnostics, Path(a.write_baseline_file), config.root)
+        # A syntax error is never "known": it is not recorded, so it cannot be baselined away.
+        recorded = [d for d in run.diagnostics if d.code != SYNTAX_CODE]
+        write_baseline(recorded, Path(a.write_baseline_file), config.root)
         if not a.silent:
-            click.echo(f"Wrote {len(run.diagnostics)} finding(s) to the baseline {a.write_baseline_file}.", err=True)
+            click.echo(f"Wrote {len(recorded)} finding(s) to the baseline {a.write_baseline_file}.", err=True)
+            if len(recorded) < len(run.diagnostics):
+                click.echo(f"warning: {len(run.diagnostics) - len(recorded)} syntax error(s) not recorded: fix them", err=True)
         return EXIT_CLEAN
     if a.baseline_file:
         from .baseline import BaselineError, filter_new, load_baseline
@@ -256,7 +261,9 @@ def _run_paths(a: CheckArgs, paths: list[str], resolver: ConfigResolver, options
         except BaselineError as exc:
             _error(str(exc))
             return EXIT_ERROR
-        run.diagnostics = filter_new(run.diagnostics, known, config.root)
+        syntax_errors = [d for d in run.diagnostics if d.code == SYNTAX_CODE]
+        new = filter_new([d for d in run.diagnostics if d.code != SYNTAX_CODE], known, config.root)
+        run.diagnostics = sorted([*new, *syntax_errors], key=lambda d: d.sort_key())
     return _report(a, run, options, stdin=False)
 
 

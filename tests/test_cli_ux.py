@@ -175,6 +175,18 @@ def test_syntax_error_cannot_be_ignored_and_is_not_fixed(tmp_path: Path) -> None
     assert (tmp_path / "broken.py").read_text() == BROKEN
 
 
+def test_syntax_error_is_never_baselined(tmp_path: Path) -> None:
+    write(tmp_path, {"broken.py": BROKEN, "hot.py": HOT})
+    for r in both(["check", ".", "--no-cache", "--write-baseline", "b.json"], tmp_path):
+        assert r.code == 0 and "Wrote 1 finding(s)" in r.err, r
+    for r in both(
+        ["check", ".", "--no-cache", "--baseline", "b.json", "--output-format", "concise"], tmp_path
+    ):
+        assert (
+            r.code == 1 and r.out.startswith("broken.py:5:25: PIN000") and "PIN001" not in r.out
+        ), r
+
+
 def test_syntax_error_from_stdin(tmp_path: Path) -> None:
     row, column = BROKEN_AT
     for r in both(
