@@ -13,7 +13,7 @@ file so the page cache is warm for all tools alike:
 - ``semgrep scan --config benchmarks/pin001.semgrep.yml`` (a rule equivalent to PIN001);
 
 and the startup cost: ``pinlint --version`` and ``pinlint check one_small_file.py`` (pre-commit).
-Reports medians and the ratios against their targets (design.md section 7), and checks that
+Reports medians and the ratios against their targets (docs/performance.md), and checks that
 pinlint's findings are identical cold vs warm and ``--jobs 1`` vs default (exit status 1 if not;
 ``--strict`` also fails on a missed target). Writes ``docs/performance.md`` unless ``--no-write``.
 

@@ -53,7 +53,7 @@ class Package:
 
 # Pinned. Bump deliberately (and re-run the benchmark) -- results in docs/performance.md name these.
 SETS: dict[str, list[Package]] = {
-    # The speed-benchmark corpus of design.md section 7: ~7,950 files, ~3.1M lines.
+    # The speed-benchmark corpus: ~7,950 files, ~3.1M lines.
     # vllm: the sdist needs a full build environment (torch) just for `pip download`'s metadata
     # step, so we take the wheel (336 MB download, cached) and keep only its .py sources.
     "bench": [
@@ -90,7 +90,7 @@ def packages(set_name: str) -> list[Package]:
     try:
         return list(SETS[set_name])
     except KeyError:
-        raise SystemExit(f"unknown corpus set {set_name!r}; choose from {', '.join([*SETS, 'all'])}")
+        raise SystemExit(f"unknown corpus set {set_name!r}; choose from {', '.join([*SETS, 'all'])}") from None
 
 
 def _norm(name: str) -> str:

@@ -99,7 +99,9 @@ def main() -> None:
             h2d(200)
 
     results: dict[str, float] = {}
-    fake_watch = lambda: watch(simulate="fake", max_records=10 * n)
+    def fake_watch():  # type: ignore[no-untyped-def]
+        return watch(simulate="fake", max_records=10 * n)
+
     # Real mode (what a GPU run pays) and simulated mode side by side, on the same small ops.
     base = per_call_us(passthrough, contextlib.nullcontext, n, 3, reps)
     results["small op: bare (us)"] = base

@@ -32,6 +32,7 @@ from pinlint.fix.loop import fix_text
 from pinlint.fix.project import Project, facts_of_text, find_root, scan
 from pinlint.fix.scope import byte_column
 from pinlint.fix.style import line_length
+from pinlint.profile import ProfileIndex
 from pinlint.fix.write import ChangedOnDisk, atomic_write
 
 
@@ -45,6 +46,10 @@ class CheckOptions:
     jobs: int | None = None
     cache_dir: Path | None = None
     use_cache: bool = True
+    #: A runtime profile (``--profile``): counts go on the findings, hottest first.
+    profile: ProfileIndex | None = None
+    #: With a profile: drop findings whose site ran fewer times (``--hot-only``/``--min-runs``).
+    min_runs: int | None = None
 
 
 @dataclass
@@ -59,6 +64,8 @@ class CheckRun:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     #: (path, message): scopes whose analysis hit its step budget (shown with -v).
     over_budget: list[tuple[str, str]] = field(default_factory=list)
+    #: Findings ``--hot-only`` dropped (their site ran fewer than ``min_runs`` times).
+    profile_dropped: int = 0
     #: For stdin: the (possibly fixed) source.
     stdin_output: str | None = None
     timings: Timings = field(default_factory=Timings)
@@ -248,8 +255,19 @@ def run_check(
             diagnostics.extend(_unparsable(Path(result.path), None))
         run.diagnostics.extend(diagnostics)
     run.diagnostics.sort(key=lambda d: d.sort_key())
+    _apply_profile(run, config, options)
     run.timings.add("report", time.perf_counter() - started)
     return run
+
+
+def _apply_profile(run: CheckRun, config: Config, options: CheckOptions) -> None:
+    """Counts from the runtime profile on each finding, hottest first; ``min_runs`` filters.
+    After fixing: fixes are not limited to hot sites (a fix moves the lines a profile names)."""
+    if options.profile is None:
+        return
+    from pinlint.profile import annotate
+
+    run.diagnostics, run.profile_dropped = annotate(run.diagnostics, options.profile, config.root, options.min_runs)
 
 
 def _note_budget(run: CheckRun, path: str, analysis: FileAnalysis) -> None:
@@ -340,6 +358,7 @@ def check_stdin(text: str, filename: Path, config: Config, options: CheckOptions
     if result.analysis.findings:
         diagnostics.extend(_unparsable(filename, text))
     run.diagnostics = sorted(diagnostics, key=lambda d: d.sort_key())
+    _apply_profile(run, config, options)
     return run
 
 

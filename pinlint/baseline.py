@@ -17,12 +17,21 @@ import hashlib
 import json
 import os
 import re
+import stat
 import tempfile
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePath
 
 from pinlint.core.diagnostics import Diagnostic
+from pinlint.safeio import (
+    MAX_BASELINE_BYTES,
+    UnsafeFile,
+    json_text,
+    project_root,
+    read_regular,
+    within,
+)
 
 BASELINE_VERSION = 1
 #: Hex digits kept from the sha256: 64 bits, as wide as ruff's GitLab fingerprints, short enough
@@ -82,7 +91,8 @@ def fingerprint(
     code, path, snippet = _identity(diag, root)
     # NUL separators: none of the parts can contain one, so distinct tuples never hash alike.
     key = "\0".join((code, path, snippet, str(occurrence)))
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:FINGERPRINT_HEX_CHARS]
+    # surrogateescape: a non-UTF-8 file name hashes as its bytes instead of crashing the run.
+    return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:FINGERPRINT_HEX_CHARS]
 
 
 def assign_fingerprints(
@@ -130,21 +140,26 @@ def write_baseline(
         key=lambda f: (f["path"], f["code"], f["snippet"], f["fingerprint"]),
     )
     document = {"version": BASELINE_VERSION, "tool": "pinlint", "findings": findings}
-    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    text = json_text(json.dumps(document, indent=2, ensure_ascii=False)) + "\n"
 
     target = Path(path)
     directory = target.parent if str(target.parent) else Path(".")
+    # The rename below replaces a committed symlink instead of following it; a relative path
+    # through a committed symlinked folder that leads out of the project is refused.
+    if not target.is_absolute() and not within(directory, project_root(Path(root))):
+        raise UnsafeFile(f"{target}: its folder resolves outside the project; not written")
     # mkstemp creates the file 0600; a committed baseline should keep the mode an ordinary
     # write would give it (the existing file's, else 0644).
     try:
-        mode = target.stat().st_mode & 0o777
+        info = os.lstat(target)
+        mode = info.st_mode & 0o777 if stat.S_ISREG(info.st_mode) else 0o644
     except OSError:
         mode = 0o644
     fd, tmp_name = tempfile.mkstemp(
         prefix=f".{target.name}.", suffix=".tmp", dir=directory
     )
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="\n") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
@@ -161,7 +176,8 @@ def write_baseline(
 def load_baseline(path: str | os.PathLike[str]) -> set[str]:
     """The fingerprints recorded in the baseline at ``path``; BaselineError if it is not one."""
     try:
-        raw = Path(path).read_text(encoding="utf-8")
+        # Bounded, regular files only: a committed link to /dev/zero or a FIFO is an error.
+        raw = read_regular(path, MAX_BASELINE_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise BaselineError(f"baseline file not found: {os.fspath(path)}") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -170,7 +186,11 @@ def load_baseline(path: str | os.PathLike[str]) -> set[str]:
         ) from None
     try:
         data = json.loads(raw)
-    except json.JSONDecodeError as exc:
+    except RecursionError:
+        raise BaselineError(f"baseline file {os.fspath(path)} is nested too deeply") from None
+    except ValueError as exc:
+        if not isinstance(exc, json.JSONDecodeError):
+            raise BaselineError(f"baseline file {os.fspath(path)} is not valid JSON: {exc}") from None
         raise BaselineError(
             f"baseline file {os.fspath(path)} is not valid JSON "
             f"(line {exc.lineno}, column {exc.colno}: {exc.msg})"

@@ -2,24 +2,45 @@
 
 One file per (pinlint version, analysis settings), holding for each checked file its size,
 mtime, content digest and result. A file whose size and mtime are unchanged is a hit without
-being read (ruff's fast path); otherwise its bytes are hashed and compared. The cache file is
-written atomically and carries a checksum: a corrupt, truncated or foreign file is ignored,
-never trusted. Concurrent runs each write a whole file; the last one wins.
+being read (ruff's fast path); otherwise its bytes are hashed and compared.
+
+The cache usually lives inside the checkout, so a pull request can commit one. It is therefore
+treated as hostile input:
+
+- it is plain JSON, decoded against the exact shape of the result dataclasses
+  (:mod:`pinlint.datacodec`); nothing in it can make pinlint construct or run anything;
+- it is authenticated with an HMAC whose key is created on first use in the *user's* cache
+  folder (``$XDG_CACHE_HOME/pinlint/cache-key``, never inside a project), so a committed cache
+  — even a well-formed one holding empty results — is never a hit and cannot hide findings;
+- anything unexpected (wrong MAC, wrong shape, unknown keys, oversized, truncated, a symlink,
+  another encoding) means "no cache", silently;
+- writes never follow links: the folder, its ``.gitignore`` and the cache file are created
+  with ``O_NOFOLLOW``/``O_EXCL`` or by renaming a temp file over the old one.
+
+Concurrent runs each write a whole file; the last one wins.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
+import json
 import os
-import pickle
+import stat
 import tempfile
 from pathlib import Path
+from typing import Any
 
-from . import __version__
-from .core.results import AnalysisSettings, FileResult
+from . import __version__, datacodec
+from .core.results import EMPTY, AnalysisSettings, FileResult
 from .core.text import digest
+from .safeio import read_regular
 
-_MAGIC = b"PINLINT-CACHE-1\n"
+_MAGIC = b"PINLINT-CACHE-2\n"
+_FORMAT = "pinlint-cache"
+#: Far above any real cache (about 200 bytes per file checked), far below a memory problem.
+MAX_CACHE_BYTES = 256 * 1024 * 1024
+_KEY_BYTES = 32
 
 
 def cache_file(directory: Path, settings: AnalysisSettings) -> Path:
@@ -27,31 +48,144 @@ def cache_file(directory: Path, settings: AnalysisSettings) -> Path:
     return directory / __version__ / f"{key}.cache"
 
 
+def _key_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "pinlint"
+
+
+def _machine_key() -> bytes | None:
+    """This user's cache key, created on first use; None when it cannot be had safely."""
+    path = _key_dir() / "cache-key"
+    try:
+        data = read_regular(path, 4096, follow_symlinks=False)
+        info = path.lstat()
+        # Another user's (or a group/world-readable) key could be known to someone else.
+        if info.st_uid == os.geteuid() and not info.st_mode & 0o077 and len(data) == _KEY_BYTES:
+            return data
+        return None
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(
+            path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600
+        )
+    except FileExistsError:
+        return _machine_key_existing(path)  # another run created it just now
+    except OSError:
+        return None
+    key = os.urandom(_KEY_BYTES)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(key)
+    return key
+
+
+def _machine_key_existing(path: Path) -> bytes | None:
+    try:
+        data = read_regular(path, 4096, follow_symlinks=False)
+    except OSError:
+        return None
+    return data if len(data) == _KEY_BYTES else None
+
+
+def _mac(key: bytes, payload: bytes) -> bytes:
+    return hmac.new(key, payload, hashlib.sha256).hexdigest().encode()
+
+
+def read_signed(path: Path, magic: bytes, limit: int = MAX_CACHE_BYTES) -> bytes | None:
+    """The payload of a file this user wrote with ``write_signed``; None for anything else (a
+    committed or forged file, a link, a truncated one): such files are never trusted."""
+    key = _machine_key()
+    if key is None or not _is_real_dir(path.parent):
+        return None
+    try:
+        blob = read_regular(path, limit, follow_symlinks=False)
+    except OSError:
+        return None
+    header = len(magic) + 64 + 1
+    if not blob.startswith(magic) or len(blob) < header or blob[header - 1 : header] != b"\n":
+        return None
+    payload = blob[header:]
+    if not hmac.compare_digest(blob[len(magic) : header - 1], _mac(key, payload)):
+        return None
+    return payload
+
+
+def write_signed(directory: Path, path: Path, magic: bytes, payload: bytes) -> None:
+    """Write ``payload`` signed with this user's key, inside ``directory`` (a real folder, no
+    link followed); silently nothing when that cannot be done safely."""
+    key = _machine_key()
+    if key is None or not _prepare(directory, path.parent):
+        return
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(magic + _mac(key, payload) + b"\n" + payload)
+            os.replace(tmp, path)  # replaces a planted link rather than following it
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError:
+        pass  # read-only: nothing is remembered
+
+
+def _prepare(root: Path, directory: Path) -> bool:
+    """Create the cache folder and its ``.gitignore``, following no link; False: refuse."""
+    for folder in (root, directory):
+        try:
+            folder.mkdir(parents=folder is root, exist_ok=True)
+        except (FileExistsError, OSError):
+            return False
+        if not _is_real_dir(folder):
+            return False  # a (committed) symlink: never write through it
+    gitignore = root / ".gitignore"
+    if not os.path.lexists(gitignore):
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        try:
+            fd = os.open(gitignore, flags, 0o644)
+        except OSError:
+            return True  # someone else made one meanwhile; the cache file is still fine
+        with os.fdopen(fd, "w") as fh:
+            fh.write("# Automatically created by pinlint.\n*\n")
+    return True
+
+
+def _is_real_dir(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(path.lstat().st_mode)
+    except OSError:
+        return False
+
+
 class Cache:
     def __init__(self, directory: Path, settings: AnalysisSettings) -> None:
         self.directory = directory
+        self.settings_key = settings.key()
         self.file = cache_file(directory, settings)
+        self.key = _machine_key()
         self.entries: dict[str, FileResult] = self._load()
         self.dirty = False
 
     def _load(self) -> dict[str, FileResult]:
+        if self.key is None or not _is_real_dir(self.file.parent):
+            return {}
         try:
-            blob = self.file.read_bytes()
+            blob = read_regular(self.file, MAX_CACHE_BYTES, follow_symlinks=False)
         except OSError:
             return {}
-        if not blob.startswith(_MAGIC) or len(blob) < len(_MAGIC) + 32:
+        header = len(_MAGIC) + 64 + 1
+        if not blob.startswith(_MAGIC) or len(blob) < header or blob[header - 1 : header] != b"\n":
             return {}
-        checksum = blob[len(_MAGIC) : len(_MAGIC) + 32].decode("ascii", "replace")
-        payload = blob[len(_MAGIC) + 32 :]
-        if hashlib.blake2b(payload, digest_size=16).hexdigest() != checksum:
-            return {}  # corrupt or half-written: ignore it
+        payload = blob[header:]
+        if not hmac.compare_digest(blob[len(_MAGIC) : header - 1], _mac(self.key, payload)):
+            return {}  # not written by this user on this machine, or corrupt: ignore it
         try:
-            entries = pickle.loads(payload)
-        except Exception:  # noqa: BLE001 - any unpickling failure means "no cache"
-            return {}
-        if not isinstance(entries, dict):
-            return {}
-        return {k: v for k, v in entries.items() if isinstance(v, FileResult)}
+            return _decode_entries(json.loads(payload), self.settings_key)
+        except (ValueError, TypeError, KeyError, RecursionError, datacodec.ShapeError):
+            return {}  # any shape we did not write means "no cache"
 
     def lookup(self, path: Path) -> FileResult | None:
         entry = self.entries.get(str(path))
@@ -81,18 +215,77 @@ class Cache:
             self.dirty = True
 
     def save(self) -> None:
-        if not self.dirty:
+        if not self.dirty or self.key is None:
             return
-        payload = pickle.dumps(self.entries, protocol=pickle.HIGHEST_PROTOCOL)
-        checksum = hashlib.blake2b(payload, digest_size=16).hexdigest().encode()
         try:
-            self.file.parent.mkdir(parents=True, exist_ok=True)
-            gitignore = self.directory / ".gitignore"
-            if not gitignore.exists():
-                gitignore.write_text("# Automatically created by pinlint.\n*\n")
+            payload = json.dumps(
+                _encode_entries(self.entries, self.settings_key), separators=(",", ":")
+            ).encode()
+        except (ValueError, TypeError, datacodec.ShapeError):
+            return
+        try:
+            if not self._prepare_directory():
+                return
             fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=".tmp-")
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(_MAGIC + checksum + payload)
-            os.replace(tmp, self.file)
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(_MAGIC + _mac(self.key, payload) + b"\n" + payload)
+                os.replace(tmp, self.file)  # replaces a planted link rather than following it
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
         except OSError:
             pass  # a read-only checkout still lints; it just does not cache
+
+    def _prepare_directory(self) -> bool:
+        return _prepare(self.directory, self.file.parent)
+
+
+def _encode_entries(entries: dict[str, FileResult], settings_key: str) -> dict[str, Any]:
+    out: dict[str, list[Any]] = {}
+    for path, r in entries.items():
+        # Most files hold nothing: `null` stands for the shared empty analysis.
+        analysis = None if r.analysis is EMPTY else datacodec.encode(r.analysis)
+        out[path] = [r.size, r.mtime_ns, r.digest, r.triaged_in, analysis]
+    return {"format": _FORMAT, "pinlint": __version__, "settings": settings_key, "entries": out}
+
+
+_ANALYSIS_TYPE = datacodec.typing.get_type_hints(FileResult)["analysis"]
+
+
+def _decode_entries(data: Any, settings_key: str) -> dict[str, FileResult]:
+    if type(data) is not dict or set(data) != {"format", "pinlint", "settings", "entries"}:
+        raise datacodec.ShapeError("not a pinlint cache")
+    if (
+        data["format"] != _FORMAT
+        or data["pinlint"] != __version__
+        or data["settings"] != settings_key
+    ):
+        raise datacodec.ShapeError("another version or settings")
+    entries = data["entries"]
+    if type(entries) is not dict:
+        raise datacodec.ShapeError("entries")
+    out: dict[str, FileResult] = {}
+    for path, item in entries.items():
+        if type(item) is not list or len(item) != 5:
+            raise datacodec.ShapeError("entry")
+        size, mtime_ns, file_digest, triaged_in, analysis = item
+        if (
+            type(size) is not int
+            or type(mtime_ns) is not int
+            or type(file_digest) is not str
+            or type(triaged_in) is not bool
+        ):
+            raise datacodec.ShapeError("entry")
+        decoded = EMPTY if analysis is None else datacodec.decode(_ANALYSIS_TYPE, analysis)
+        if decoded is None:
+            raise datacodec.ShapeError("entry")
+        out[path] = FileResult(
+            path=path,
+            analysis=decoded,
+            size=size,
+            mtime_ns=mtime_ns,
+            digest=file_digest,
+            triaged_in=triaged_in,
+        )
+    return out

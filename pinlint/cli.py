@@ -22,7 +22,7 @@ LAZY_COMMANDS = {"trace": ("pinlint.runtime.cli", "trace_command"), "probe": ("p
 
 
 class DefaultToCheck(click.Group):
-    """``pinlint PATHS`` means ``pinlint check PATHS`` (the short form of design §5)."""
+    """``pinlint PATHS`` means ``pinlint check PATHS`` (ruff's short form)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         known = set(self.commands) | set(LAZY_COMMANDS) | {"--help", "-h", "--version", "-V"}
@@ -109,7 +109,9 @@ class GroupedOptionsCommand(click.Command):
 
 
 def _fail(message: str) -> None:
-    click.echo(f"pinlint: error: {message}", err=True)
+    from .safeio import printable
+
+    click.echo(f"pinlint: error: {printable(message)}", err=True)
     sys.exit(EXIT_ERROR)
 
 
@@ -155,6 +157,9 @@ def main() -> None:
 @click.option("--timings", "-v", "--verbose", "timings", is_flag=True, help="Print per-phase timings to stderr.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("-s", "--silent", is_flag=True, help="Print nothing (the exit code still tells).")
+@click.option("--profile", "profile", type=click.Path(dir_okay=False), default=None, metavar="FILE", help="A runtime profile (`pinlint trace --profile FILE`): show how many times each finding's site ran, hottest first.")
+@click.option("--hot-only/--no-hot-only", "hot_only", default=None, help="With --profile: report only findings whose site ran at least --min-runs times.")
+@click.option("--min-runs", "min_runs", type=click.IntRange(min=1), default=None, metavar="N", help="The least run count for --hot-only (default: 1); implies --hot-only.")
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", help="Colour the full output: auto (on a terminal, unless NO_COLOR is set; FORCE_COLOR forces it), always, never.")
 @click.option("--show-settings", is_flag=True, help="Print the configuration that applies to each file, and exit.")
 @click.option("--show-files", is_flag=True, help="Print the files that would be checked, and exit.")
@@ -208,7 +213,9 @@ def clean(cache_dir: str | None) -> None:
     for target in targets:
         if target.exists():
             shutil.rmtree(target, ignore_errors=True)
-            click.echo(f"Removing cache at: {target}", err=True)
+            from .safeio import printable
+
+            click.echo(f"Removing cache at: {printable(str(target))}", err=True)
 
 
 @main.command("help")

@@ -16,6 +16,7 @@ from .core.syntax import CODE as SYNTAX_CODE
 from .app import CheckOptions, CheckRun, check_stdin, run_check
 from .report import ReportContext
 from .report.human import display_path, render_concise, render_full, summary
+from .safeio import printable
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
@@ -41,7 +42,9 @@ def _interrupted(exc: BaseException) -> bool:
 
 
 def _error(message: str) -> None:
-    click.echo(f"pinlint: error: {message}", err=True)
+    # Messages quote file names and config keys from the repository: no control characters
+    # (terminal escapes, or a line break that starts a forged CI workflow command).
+    click.echo(f"pinlint: error: {printable(message)}", err=True)
 
 
 @dataclass
@@ -78,6 +81,9 @@ class CheckArgs:
     timings: bool
     quiet: bool
     silent: bool
+    profile: str | None = None
+    hot_only: bool | None = None
+    min_runs: int | None = None
     color: str = "auto"
     show_settings: bool = False
     show_files: bool = False
@@ -139,6 +145,8 @@ def _run(a: CheckArgs) -> int:
         cache_dir=Path(a.cache_dir).resolve() if a.cache_dir else None,
         use_cache=not a.no_cache,
     )
+    if not _profile_options(a, config, options):
+        return EXIT_ERROR
     if paths == ["-"]:
         if a.show_settings:
             return _show_settings(a, [(config, [Path(a.stdin_filename or "-").absolute()])])
@@ -161,6 +169,36 @@ def _run(a: CheckArgs) -> int:
     finally:
         if pool is not None:
             pool.close()
+
+
+def _profile_options(a: CheckArgs, config: Config, options: CheckOptions) -> bool:
+    """``--profile``, ``--hot-only``, ``--min-runs`` (and ``hot-only``/``min-runs`` in the
+    config) into the options. The profile is read now, so that a bad one fails before the check."""
+    asked = a.hot_only is True or a.min_runs is not None
+    if a.profile is None:
+        if asked:
+            _error("--hot-only and --min-runs need a runtime profile: add --profile FILE (write one with `pinlint trace --profile FILE -- python program.py`)")
+            return False
+        return True
+    from . import profile as profile_format
+
+    try:
+        options.profile = profile_format.ProfileIndex(profile_format.load(a.profile))
+    except profile_format.ProfileError as exc:
+        _error(str(exc))
+        return False
+    hot_only = a.min_runs is not None or (a.hot_only if a.hot_only is not None else config.hot_only)
+    if hot_only:
+        options.min_runs = a.min_runs or config.min_runs or 1
+    return True
+
+
+def _profile_note(a: CheckArgs, run: CheckRun, options: CheckOptions) -> None:
+    """On stderr (machine formats stay clean): how many findings --hot-only left out."""
+    if run.profile_dropped and not (a.quiet or a.silent):
+        n, least = run.profile_dropped, options.min_runs or 1
+        times = "once" if least == 1 else f"{least:,} times"
+        click.echo(f"pinlint: --hot-only: {n} finding{'s' if n != 1 else ''} not shown (their site{'s' if n != 1 else ''} ran less than {times} in the profile).", err=True)
 
 
 def _warm_cache_likely(config: Config, options: CheckOptions) -> bool:
@@ -197,6 +235,7 @@ def _run_paths(a: CheckArgs, paths: list[str], resolver: ConfigResolver, options
         exclude=[*(_split(a.exclude) if a.exclude else config.exclude), *config.extend_exclude, *_split(a.extend_exclude)],
         respect_gitignore=config.respect_gitignore if a.respect_gitignore is None else a.respect_gitignore,
         force_exclude=config.force_exclude if a.force_exclude is None else a.force_exclude,
+        project=config.project_root,
     )
     if found.missing:
         for missing in found.missing:
@@ -223,7 +262,11 @@ def _run_paths(a: CheckArgs, paths: list[str], resolver: ConfigResolver, options
             group_options = options if group_config is config else replace(options, selected=_selected(a, group_config))
             part = run_check(group, group_config, group_options, on_progress=progress.advance if progress else None, pool=pool)  # type: ignore[arg-type]
             _merge(run, part)
-        run.diagnostics.sort(key=lambda d: d.sort_key())
+        # The order run_check gives each group: hottest first with a profile, else by place.
+        if options.profile is not None:
+            run.diagnostics.sort(key=lambda d: (-(d.profile.count if d.profile else 0), *d.sort_key()))
+        else:
+            run.diagnostics.sort(key=lambda d: d.sort_key())
         # Statistics and the report name every rule any configuration selected.
         options.selected = set().union(options.selected, *(_selected(a, c) for c, _files in groups if c is not config))
     finally:
@@ -235,6 +278,8 @@ def _run_paths(a: CheckArgs, paths: list[str], resolver: ConfigResolver, options
     if a.add_noqa:
         from .noqa_insert import add_noqa_directives
 
+        for path, message in run.errors:  # e.g. a symlink out of the project, left alone
+            click.echo(printable(f"error: {display_path(path, Path.cwd())}: {message}"), err=True)
         added, problems = add_noqa_directives(run.diagnostics)
         for path, message in problems:
             _error(f"{display_path(path, Path.cwd())}: {message}")
@@ -247,7 +292,11 @@ def _run_paths(a: CheckArgs, paths: list[str], resolver: ConfigResolver, options
 
         # A syntax error is never "known": it is not recorded, so it cannot be baselined away.
         recorded = [d for d in run.diagnostics if d.code != SYNTAX_CODE]
-        write_baseline(recorded, Path(a.write_baseline_file), config.root)
+        try:
+            write_baseline(recorded, Path(a.write_baseline_file), config.root)
+        except OSError as exc:
+            _error(f"cannot write the baseline {a.write_baseline_file}: {exc.strerror or exc}")
+            return EXIT_ERROR
         if not a.silent:
             click.echo(f"Wrote {len(recorded)} finding(s) to the baseline {a.write_baseline_file}.", err=True)
             if len(recorded) < len(run.diagnostics):
@@ -304,6 +353,7 @@ def _merge(run: CheckRun, part: CheckRun) -> None:
     run.diffs.update(part.diffs)
     run.skipped.extend(part.skipped)
     run.over_budget.extend(part.over_budget)
+    run.profile_dropped += part.profile_dropped
     for phase, seconds in part.timings.phases.items():
         run.timings.add(phase, seconds)
     run.timings.files += part.timings.files
@@ -397,14 +447,14 @@ def _report(a: CheckArgs, run: CheckRun, options: CheckOptions, *, stdin: bool, 
     # With stdin --fix the fixed source owns stdout; everything else goes to stderr.
     report_to_stderr = stdin and (fix or diff)
     for path, message in run.errors:
-        click.echo(f"error: {display_path(path, root)}: {message}", err=True)
+        click.echo(printable(f"error: {display_path(path, root)}: {message}"), err=True)
     for path, message in run.skipped:
-        click.echo(f"warning: {display_path(path, root)}: {message}", err=True)
+        click.echo(printable(f"warning: {display_path(path, root)}: {message}"), err=True)
     if timings:
         for path, message in run.over_budget:
-            click.echo(f"note: {display_path(path, root)}: {message}", err=True)
+            click.echo(printable(f"note: {display_path(path, root)}: {message}"), err=True)
     for diagnostic, reason in run.dropped:
-        click.echo(f"warning: {display_path(diagnostic.filename, root)}:{diagnostic.location.row}: {diagnostic.code} {reason}", err=True)
+        click.echo(printable(f"warning: {display_path(diagnostic.filename, root)}:{diagnostic.location.row}: {diagnostic.code} {reason}"), err=True)
 
     if diff:
         if not silent:
@@ -431,8 +481,16 @@ def _report(a: CheckArgs, run: CheckRun, options: CheckOptions, *, stdin: bool, 
         text = _render(fmt, run.diagnostics, root, options.selected, options.unsafe_fixes, color, sources)
     if not silent:
         if output_file:
-            Path(output_file).parent.mkdir(parents=True, exist_ok=True)  # `-o reports/x.json` in a fresh checkout
-            Path(output_file).write_text(text, encoding="utf-8")
+            from .safeio import project_root, write_replacing
+
+            try:
+                Path(output_file).parent.mkdir(parents=True, exist_ok=True)  # `-o reports/x.json` in a fresh checkout
+                # Replaces a committed symlink instead of writing through it; non-UTF-8 file
+                # names (surrogate escapes) are written as escapes instead of crashing.
+                write_replacing(output_file, text.encode("utf-8", "backslashreplace"), project_root(Path.cwd()))
+            except OSError as exc:
+                _error(f"cannot write the report to {output_file}: {exc.strerror or exc}")
+                return EXIT_ERROR
         elif report_to_stderr:
             sys.stderr.write(text)
         else:
@@ -446,6 +504,7 @@ def _report(a: CheckArgs, run: CheckRun, options: CheckOptions, *, stdin: bool, 
             click.echo(text_summary, err=report_to_stderr or bool(output_file and not human), nl=False)
         elif fix and not quiet and run.fixed:
             click.echo(f"Fixed {len(run.fixed)} error{'s' if len(run.fixed) != 1 else ''}.", err=True)
+    _profile_note(a, run, options)
     _print_timings(run, timings, started)
     if exit_non_zero_on_fix and run.fixed:
         return EXIT_FINDINGS
@@ -483,7 +542,7 @@ def _show_fixes(run: CheckRun, root: Path) -> str:
         lines.append(f"- {path}:")
         for code, count in sorted(by_file[path].items()):
             lines.append(f"    {count} × {code} ({names[code]})")
-    return "\n".join(lines) + "\n"
+    return "\n".join(printable(line) for line in lines) + "\n"
 
 
 def _print_timings(run: CheckRun, enabled: bool, started: float) -> None:

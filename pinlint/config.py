@@ -7,6 +7,7 @@ with one clear line (the CLI exits 2), never a traceback.
 from __future__ import annotations
 
 import fnmatch
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from . import catalog
+from .safeio import MAX_CONFIG_BYTES, printable, project_root, read_regular, within
 
 
 class ConfigError(Exception):
@@ -38,8 +40,10 @@ KEYS: dict[str, tuple[type, str]] = {
     "pin-memory-helper": (str, "The project's pin-memory guard the fixer calls when none is found in the file or project: `\"package.module:function(device)\"` when it takes the device, `\"package.module:function()\"` when it takes nothing."),
     "pinned-functions": (list, "Names (as called, e.g. `make_pinned_buffer` or `utils.pinned_empty`) of project functions that return pinned host tensors."),
     "host-functions": (list, "Names of project functions that return new pageable host tensors (their results are PIN002 sources)."),
-    "cache-dir": (str, "Where the result cache lives. Default: `.pinlint_cache` in the project root."),
+    "cache-dir": (str, "Where the result cache lives; must lie inside the project (`--cache-dir` may point anywhere). Default: `.pinlint_cache` in the project root."),
     "output-format": (str, "Default output format (`full`, `concise`, `json`, `json-lines`, `github`, `sarif`, `gitlab`, `junit`)."),
+    "hot-only": (bool, "With `pinlint check --profile FILE`: report only the findings whose site ran at least `min-runs` times in the profile (rules the profile cannot measure, PIN004, are kept). Without a profile it does nothing. Default: false."),
+    "min-runs": (int, "The least run count a finding's site needs in the profile to be reported under `hot-only`. Default: 1."),
 }
 
 DEFAULT_EXCLUDE: tuple[str, ...] = (
@@ -66,6 +70,11 @@ class Config:
     host_functions: list[str] = field(default_factory=list)
     cache_dir: Path | None = None
     output_format: str | None = None
+    #: Where the project ends (the repository root): nothing above it is read, nothing outside
+    #: it is written through a link found in the repository.
+    project_root: Path = field(default_factory=Path.cwd)
+    hot_only: bool = False
+    min_runs: int | None = None
 
     def per_file_ignored(self, path: Path) -> set[str]:
         try:
@@ -99,12 +108,21 @@ def resolve_selectors(selectors: list[str], where: str) -> set[str]:
             continue
         matched = {code for code in codes if code.startswith(selector.upper())}
         if not matched:
-            raise ConfigError(f"unknown rule selector `{selector}` in {where} (known: {', '.join(codes)}, or a prefix, or ALL)")
+            raise ConfigError(f"unknown rule selector `{printable(selector)}` in {where} (known: {', '.join(codes)}, or a prefix, or ALL)")
         out |= matched
     return out
 
 
+def _read_toml(path: Path) -> str:
+    # Bounded, regular files only (a committed link to /dev/zero must not exhaust memory).
+    return read_regular(path, MAX_CONFIG_BYTES).decode("utf-8")
+
+
 def find_config(start: Path) -> Path | None:
+    """The nearest config file from ``start`` up to the project root, never above it: a file
+    planted in a shared parent (``/tmp``, a CI workspace, ``$HOME``) must not configure us."""
+    start = Path(os.path.abspath(start))
+    root = project_root(start)
     for directory in [start, *start.parents]:
         for name in ("pinlint.toml", ".pinlint.toml"):
             candidate = directory / name
@@ -113,23 +131,30 @@ def find_config(start: Path) -> Path | None:
         candidate = directory / "pyproject.toml"
         if candidate.is_file():
             try:
-                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError):
-                # A broken pyproject.toml *with* our section is reported when loaded explicitly;
-                # one we cannot read at all is reported here, since it may hold our settings.
-                if "[tool.pinlint" in candidate.read_text(encoding="utf-8", errors="replace"):
+                raw = read_regular(candidate, MAX_CONFIG_BYTES)
+            except OSError:
+                return candidate  # unreadable, too large, not a file: loading it says so clearly
+            try:
+                data = tomllib.loads(raw.decode("utf-8"))
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError):
+                # A broken pyproject.toml *with* our section is reported when loaded explicitly.
+                if b"[tool.pinlint" in raw:
                     return candidate
                 continue
             if "pinlint" in data.get("tool", {}):
                 return candidate
+        if directory == root:
+            break
     return None
 
 
 def _table(path: Path) -> dict[str, Any]:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(_read_toml(path))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+    except RecursionError as exc:
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from exc
     if path.name == "pyproject.toml":
@@ -173,7 +198,7 @@ def load_path(path: Path | None, cwd: Path, overrides: dict[str, Any] | None = N
     command line's ``--config KEY=VALUE`` overrides on top. An error names where it is: the file,
     or the override."""
     table = _table(path) if path else {}
-    config = Config(path=path, root=path.parent if path else cwd)
+    config = Config(path=path, root=path.parent if path else cwd, project_root=project_root(path.parent if path else cwd))
     _apply(config, table, f"{path}" if path else "--config", "[tool.pinlint]" if path is None or path.name == "pyproject.toml" else path.name)
     if overrides:
         _apply(config, overrides, override_where or "--config", "the override")
@@ -193,26 +218,31 @@ def _apply(config: Config, table: dict[str, Any], where: str, section: str) -> N
     for key, value in table.items():
         if key not in KEYS:
             known = ", ".join(sorted(KEYS))
-            raise ConfigError(f"{where}: unknown key `{key}` in {section}{_did_you_mean(key)} (known keys: {known})")
+            raise ConfigError(f"{where}: unknown key `{printable(str(key))}` in {section}{_did_you_mean(str(key))} (known keys: {known})")
         expected, _doc = KEYS[key]
         if not isinstance(value, expected) or (expected is list and not all(isinstance(v, str) for v in value)):
-            kind = {list: "a list of strings", dict: "a table", bool: "true or false", str: "a string"}[expected]
-            raise ConfigError(f"{where}: `{key}` must be {kind}, got {value!r}")
+            kind = {list: "a list of strings", dict: "a table", bool: "true or false", str: "a string", int: "an integer"}[expected]
+            raise ConfigError(f"{where}: `{key}` must be {kind}, got {printable(repr(value))}")
         attr = key.replace("-", "_")
         if key == "per-file-ignores":
             for pattern, codes in value.items():
                 if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
-                    raise ConfigError(f"{where}: per-file-ignores[{pattern!r}] must be a list of codes")
-                resolve_selectors(codes, f"{where}: per-file-ignores[{pattern!r}]")
+                    raise ConfigError(f"{where}: per-file-ignores[{printable(repr(pattern))}] must be a list of codes")
+                resolve_selectors(codes, f"{where}: per-file-ignores[{printable(repr(pattern))}]")
         if key in ("select", "extend-select", "ignore"):
             resolve_selectors(value, f"{where}: `{key}`")
+        if key == "min-runs" and (isinstance(value, bool) or value < 1):
+            raise ConfigError(f"{where}: `min-runs` must be an integer of at least 1, got {value!r}")
         if key == "cache-dir":
             value = (config.root / value).resolve()
+            # A repository's config may not send our writes elsewhere (--cache-dir may).
+            if not within(value, config.project_root):
+                raise ConfigError(f"{where}: `cache-dir` must lie inside the project ({config.project_root}), got {printable(repr(raw_cache_dir(table)))}")
         if key == "output-format":
             from .report import FORMATS
 
             if value not in FORMATS:
-                raise ConfigError(f"{where}: `output-format` must be one of {', '.join(FORMATS)}, got {value!r}")
+                raise ConfigError(f"{where}: `output-format` must be one of {', '.join(FORMATS)}, got {printable(repr(value))}")
         if key == "pin-memory-helper":
             from .fix.helper import ConfiguredHelper
 
@@ -264,6 +294,10 @@ class ConfigResolver:
             config = self.for_file(file)
             groups.setdefault(id(config), (config, []))[1].append(file)
         return list(groups.values())
+
+
+def raw_cache_dir(table: dict[str, Any]) -> str:
+    return str(table.get("cache-dir", ""))
 
 
 def selected_codes(config: Config, select: list[str] | None, extend_select: list[str], ignore: list[str]) -> set[str]:

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .safeio import MAX_CONFIG_BYTES, lexically_within, project_root, read_regular, within
+
 
 @dataclass
 class Discovery:
@@ -23,15 +25,66 @@ class Discovery:
     missing: list[str] = field(default_factory=list)
 
 
+class _GlobRule:
+    """One ``.gitignore`` pattern, matched segment by segment.
+
+    Each path segment is matched with ``fnmatch``'s translation (no catastrophic backtracking,
+    unlike one big regex with an unbounded ``.*`` per ``**``); ``**`` as a whole segment matches
+    any number of segments through a memoized walk, so matching is polynomial in the number of
+    segments whatever the pattern. ``**`` inside a segment is an ordinary ``*`` (git's rule).
+    """
+
+    def __init__(self, glob: str, anchored: bool) -> None:
+        parts = [p for p in glob.split("/") if p]
+        self.trailing_all = len(parts) > 1 and parts[-1] == "**"
+        self.parts: list[re.Pattern[str] | None] = [
+            None if part == "**" else re.compile(fnmatch.translate(_collapse_stars(part))) for part in parts
+        ]
+        if not anchored:
+            self.parts.insert(0, None)  # `name` matches at any depth: `**/name`
+
+    def match(self, relative: str) -> bool:
+        segments = relative.split("/")
+        parts = self.parts
+        memo: dict[tuple[int, int], bool] = {}
+
+        def at(i: int, j: int) -> bool:
+            key = (i, j)
+            if key in memo:
+                return memo[key]
+            if i == len(parts):
+                result = j == len(segments)
+            elif parts[i] is None:
+                # `a/**` needs something inside `a`; elsewhere `**` may match no segment.
+                least = 1 if (self.trailing_all and i == len(parts) - 1) else 0
+                result = any(at(i + 1, k) for k in range(j + least, len(segments) + 1))
+            else:
+                result = j < len(segments) and parts[i].fullmatch(segments[j]) is not None and at(i + 1, j + 1)  # type: ignore[union-attr]
+            memo[key] = result
+            return result
+
+        return at(0, 0)
+
+
+def _collapse_stars(part: str) -> str:
+    while "**" in part:
+        part = part.replace("**", "*")
+    return part
+
+
 class GitIgnore:
     """The patterns of one ``.gitignore`` file, matched against paths below its directory."""
 
+    #: Real .gitignore files are a few KB; a bigger one (or a link to /dev/zero) is ignored.
+    MAX_PATTERNS = 10_000
+    MAX_PATTERN_LENGTH = 4096
+
     def __init__(self, base: Path, lines: list[str]) -> None:
         self.base = base
-        self.rules: list[tuple[re.Pattern[str], bool, bool]] = []  # (regex, negated, dir_only)
-        for raw in lines:
+        self.rules: list[tuple[_GlobRule, bool, bool]] = []  # (matcher, negated, dir_only)
+        for raw in lines[: self.MAX_PATTERNS]:
             line = raw.rstrip("\n").rstrip("\r")
-            if not line or line.startswith("#"):
+            if not line or line.startswith("#") or len(line) > self.MAX_PATTERN_LENGTH:
                 continue
             line = line.rstrip(" ") if not line.endswith("\\ ") else line
             negated = line.startswith("!")
@@ -45,13 +98,19 @@ class GitIgnore:
                 continue
             anchored = "/" in line
             line = line.lstrip("/")
-            self.rules.append((_glob_to_regex(line, anchored), negated, dir_only))
+            try:
+                rule = _GlobRule(line, anchored)
+            except re.error:
+                continue  # a pattern git accepts but we cannot translate: skip it, not the run
+            self.rules.append((rule, negated, dir_only))
 
     @classmethod
     def load(cls, directory: Path) -> "GitIgnore | None":
         path = directory / ".gitignore"
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            # Bounded, regular files only: a committed link to /dev/zero or /dev/stdin is
+            # ignored instead of exhausting memory or blocking.
+            text = read_regular(path, MAX_CONFIG_BYTES).decode("utf-8", errors="replace")
         except OSError:
             return None
         ignore = cls(directory, text.splitlines())
@@ -60,52 +119,12 @@ class GitIgnore:
     def match(self, relative: str, is_dir: bool) -> bool | None:
         """True: ignored; False: re-included by a ``!`` pattern; None: no pattern matched."""
         verdict: bool | None = None
-        for regex, negated, dir_only in self.rules:
+        for rule, negated, dir_only in self.rules:
             if dir_only and not is_dir:
                 continue
-            if regex.fullmatch(relative):
+            if rule.match(relative):
                 verdict = not negated
         return verdict
-
-
-def _glob_to_regex(glob: str, anchored: bool) -> re.Pattern[str]:
-    out = []
-    i = 0
-    while i < len(glob):
-        c = glob[i]
-        if glob.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if glob.startswith("/**", i) and i + 3 == len(glob):
-            out.append("/.*")
-            i += 3
-            continue
-        if glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            j = glob.find("]", i + 1)
-            if j == -1:
-                out.append(re.escape(c))
-            else:
-                body = glob[i + 1 : j].replace("\\", "\\\\")
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append(f"[{body}]")
-                i = j
-        else:
-            out.append(re.escape(c))
-        i += 1
-    pattern = "".join(out)
-    if not anchored:
-        pattern = "(?:.*/)?" + pattern
-    return re.compile(pattern)
 
 
 class Excluder:
@@ -145,9 +164,13 @@ def discover(
     exclude: list[str],
     respect_gitignore: bool,
     force_exclude: bool,
+    project: Path | None = None,
 ) -> Discovery:
+    """``project``: the project root (default: the one ``root`` belongs to). Nothing above it
+    is read (``.gitignore``s), and nothing a symlink leads to outside it is checked or fixed."""
     result = Discovery()
     excluder = Excluder(exclude, root)
+    project = project or project_root(root)
     seen: set[Path] = set()
     for raw in paths:
         path = Path(raw)
@@ -159,8 +182,13 @@ def discover(
         if path.is_symlink() and not path.exists():
             result.problems.append((raw, "broken symbolic link"))
             continue
+        # A path inside the project that a (committed) symlink leads out of it: never walked,
+        # read or fixed. A path the user names outside the project is their explicit choice.
+        if lexically_within(path, project) and not within(path, project):
+            result.problems.append((raw, "symbolic link to outside the project; skipped"))
+            continue
         if path.is_dir():
-            _walk(path, excluder, respect_gitignore, result, seen)
+            _walk(path, excluder, respect_gitignore, result, seen, project)
         else:
             resolved = path.absolute()
             if resolved not in seen:
@@ -179,11 +207,15 @@ def _excluded_by_parents(path: Path, excluder: Excluder) -> bool:
     return False
 
 
-def _walk(top: Path, excluder: Excluder, respect_gitignore: bool, result: Discovery, seen: set[Path]) -> None:
+def _walk(top: Path, excluder: Excluder, respect_gitignore: bool, result: Discovery, seen: set[Path], project: Path) -> None:
     ignores: list[GitIgnore] = []
+    inside = lexically_within(top, project)
     if respect_gitignore:
-        # .gitignore files above the starting directory (up to the repository root) apply too.
+        # .gitignore files above the starting directory apply too, up to the project root
+        # and never above it (a .gitignore planted in a shared parent must not un-lint us).
         for parent in reversed(list(top.absolute().parents)):
+            if not inside or not lexically_within(parent, project):
+                continue
             ignore = GitIgnore.load(parent)
             if ignore:
                 ignores.append(ignore)
@@ -222,6 +254,10 @@ def _walk(top: Path, excluder: Excluder, respect_gitignore: bool, result: Discov
                     continue
                 if not is_file:
                     continue  # a symlink to a directory named *.py, a socket...
+                if is_symlink and inside and not within(path, project):
+                    # Reading it would quote an outside file back (and --fix would copy it in).
+                    result.problems.append((entry.path, "symbolic link to outside the project; skipped"))
+                    continue
                 if path not in seen:
                     seen.add(path)
                     result.files.append(path)

@@ -41,9 +41,11 @@ EXAMPLES: dict[str, str] = {
     "host-functions": 'host-functions = ["load_batch_cpu"]',
     "cache-dir": 'cache-dir = ".cache/pinlint"',
     "output-format": 'output-format = "concise"',
+    "hot-only": "hot-only = true",
+    "min-runs": "min-runs = 10",
 }
 
-_TYPE_NAMES = {list: "list of strings", dict: "table (glob → list of codes)", bool: "boolean", str: "string"}
+_TYPE_NAMES = {list: "list of strings", dict: "table (glob → list of codes)", bool: "boolean", str: "string", int: "integer"}
 
 
 def _note(source: str) -> str:

@@ -21,7 +21,7 @@ from functools import lru_cache
 from typing import Any
 
 from . import __version__, lint, noqa, source
-from .core.results import AnalysisSettings
+from .core.results import AnalysisSettings, FileAnalysis
 
 
 def _opt_in_codes() -> list[str]:
@@ -86,10 +86,22 @@ class PinlintChecker:
         text = "".join(self.lines)
         pinned, host = _project_functions()
         settings = AnalysisSettings(rules=self.rules, pinned_functions=pinned, host_functions=host)
+        data = text.encode("utf-8", "surrogatepass")
         # The same byte-level triage `pinlint check` applies: most files stop here, unparsed.
-        if not lint.file_triggered(text.encode("utf-8", "surrogatepass"), lint.rule_set(settings)):
+        if not lint.file_triggered(data, lint.rule_set(settings)):
             return
-        analysis = lint.analyze_text(text, settings, newline=source.detect_newline(text))
+        newline = source.detect_newline(text)
+        from . import runner
+
+        if runner.may_crash_parser(data):
+            # A long operator chain can segfault libcst's native parser, taking flake8 (and
+            # `flake8 --jobs`) down with it: analyze such files in a child process.
+            try:
+                analysis = runner.call_isolated(FileAnalysis, lint.analyze_text, text, settings, newline=newline)
+            except runner.ChildCrashed:
+                return
+        else:
+            analysis = lint.analyze_text(text, settings, newline=newline)
         # A file libcst cannot parse: flake8 reports syntax errors itself (E999).
         if analysis.syntax_error is not None:
             return

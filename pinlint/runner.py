@@ -12,18 +12,19 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from pinlint import lint, source
-from pinlint.core.results import AnalysisSettings, FileAnalysis, FileResult, Timings
+from pinlint.core.results import EMPTY, AnalysisSettings, FileAnalysis, FileResult, Timings
 from pinlint.core.text import digest
+from pinlint.safeio import MAX_SOURCE_BYTES, UnsafeFile, nonblocking_opener, read_fd
 
 if TYPE_CHECKING:
     from pinlint.cache import Cache
 
+T = TypeVar("T")
 
-#: The result of a file that holds nothing for pinlint (shared: results are never mutated).
-EMPTY = FileAnalysis()
+
 
 
 def analyze_bytes(path: str, data: bytes, settings: AnalysisSettings, need_digest: bool = True) -> FileResult:
@@ -61,18 +62,109 @@ def analyze_bytes(path: str, data: bytes, settings: AnalysisSettings, need_diges
 _RECURSION_LIMIT = 12_000 if sys.version_info >= (3, 11) else 4_000
 
 
-def _process(path: str, settings: AnalysisSettings, need_digest: bool = True) -> FileResult:
-    if sys.getrecursionlimit() < _RECURSION_LIMIT:
-        sys.setrecursionlimit(_RECURSION_LIMIT)
+def _read(path: str) -> tuple[bytes, int] | FileResult:
+    """The file's bytes and mtime, or the error result. Bounded, regular files only: a named
+    FIFO or a link to /dev/zero is an error for that file, not a hang or a memory blow-up."""
     try:
-        with open(path, "rb") as fh:
-            info = os.fstat(fh.fileno())
-            data = fh.read()
+        with open(path, "rb", opener=nonblocking_opener) as fh:
+            data = read_fd(fh.fileno(), path, MAX_SOURCE_BYTES)
+            return data, os.fstat(fh.fileno()).st_mtime_ns
+    except UnsafeFile as exc:
+        return FileResult(path=path, analysis=None, error=f"cannot read: {str(exc).removeprefix(path + ': ')}")
     except OSError as exc:
         return FileResult(path=path, analysis=None, error=f"cannot read: {exc.strerror or exc}")
+
+
+def _process(path: str, settings: AnalysisSettings, need_digest: bool = True, read: tuple[bytes, int] | None = None) -> FileResult:
+    if sys.getrecursionlimit() < _RECURSION_LIMIT:
+        sys.setrecursionlimit(_RECURSION_LIMIT)
+    got = read or _read(path)
+    if isinstance(got, FileResult):
+        return got
+    data, mtime_ns = got
     result = analyze_bytes(path, data, settings, need_digest)
-    result.mtime_ns = info.st_mtime_ns
+    result.mtime_ns = mtime_ns
     return result
+
+
+#: Characters that chain an expression (``a.b.c``, ``y and y and ...``, ``- - y``): libcst's native
+#: parser recurses once per link and overflows the C stack (a segfault) at a few thousand.
+_CHAIN_TOKENS = (b".", b" and ", b" or ", b"not ", b"lambda", b" if ", b"-", b"+", b"~", b"*")
+_CHAIN_SUSPECT = 3000
+
+
+def _may_crash_parser(data: bytes) -> bool:
+    """Cheap over-approximation (byte counts): could this file hold a chain deep enough to
+    crash the native parser? Such files are analyzed in a child process."""
+    total = 0
+    for token in _CHAIN_TOKENS:
+        total += data.count(token)
+        if total > _CHAIN_SUSPECT:
+            return True
+    return False
+
+
+def _crashed(path: str, detail: str) -> FileResult:
+    return FileResult(path=path, analysis=None, error=f"crashed the parser ({detail}); not analyzed")
+
+
+class ChildCrashed(Exception):
+    """The child process running the call died (a native crash)."""
+
+
+def call_isolated(result_type: object, fn: Callable[..., T], *args: object, **kwargs: object) -> T:
+    """``fn(*args, **kwargs)`` in a forked single-use child; ChildCrashed if the child dies.
+
+    A bare fork, not multiprocessing (flake8 runs plugins in daemonic pool workers, which may
+    not have multiprocessing children); the result comes back as plain JSON (datacodec).
+    """
+    import json
+
+    from . import datacodec
+
+    if not hasattr(os, "fork"):  # pragma: no cover - Windows: no isolation, as before
+        return fn(*args, **kwargs)
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child
+        status = 70
+        try:
+            os.close(read_end)
+            payload = json.dumps(datacodec.encode(fn(*args, **kwargs))).encode()
+            with os.fdopen(write_end, "wb") as fh:
+                fh.write(payload)
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as fh:
+        payload = fh.read()
+    _, status = os.waitpid(pid, 0)
+    if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+        raise ChildCrashed(f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else "exit status")
+    return datacodec.decode(result_type, json.loads(payload))  # type: ignore[no-any-return]
+
+
+def may_crash_parser(data: bytes) -> bool:
+    return _may_crash_parser(data)
+
+
+def _process_isolated(path: str, settings: AnalysisSettings, need_digest: bool) -> FileResult:
+    """``_process`` in a single-use child: a native crash costs that file, not the run."""
+    try:
+        return call_isolated(FileResult, _process, path, settings, need_digest)
+    except ChildCrashed as exc:
+        return _crashed(path, str(exc) or "the child process died")
+
+
+def _process_guarded(path: str, settings: AnalysisSettings, need_digest: bool) -> FileResult:
+    """In-process ``_process``, moving the rare parser-crash suspects into a child."""
+    got = _read(path)
+    if isinstance(got, FileResult):
+        return got
+    if _may_crash_parser(got[0]):
+        return _process_isolated(path, settings, need_digest)
+    return _process(path, settings, need_digest, got)
 
 
 Compact = tuple[str, int, int, str]
@@ -99,29 +191,72 @@ def _expand(item: FileResult | Compact) -> FileResult:
     return FileResult(path=path, analysis=EMPTY, size=size, mtime_ns=mtime_ns, digest=file_digest)
 
 
+def _exit_with_parent() -> None:
+    """Executor workers hold the parent's pipes and their own queue's write end: if the parent is
+    killed (SIGKILL, OOM), nothing tells them. Leave within a fraction of a second instead."""
+    import threading
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.2)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="pinlint-parent-watch", daemon=True).start()
+
+
 def _warm_worker() -> None:
     """Worker start-up, while the parent is still discovering files: import libcst here."""
+    _exit_with_parent()
     if sys.getrecursionlimit() < _RECURSION_LIMIT:
         sys.setrecursionlimit(_RECURSION_LIMIT)
     import libcst  # noqa: F401
 
 
+def _mp_context():  # type: ignore[no-untyped-def]
+    import multiprocessing
+
+    try:
+        return multiprocessing.get_context("fork")
+    except ValueError:  # pragma: no cover - platforms without fork
+        return multiprocessing.get_context("spawn")
+
+
 class WorkerPool:
-    """Worker processes started before discovery, so that their libcst import overlaps it."""
+    """Worker processes started before discovery, so that their libcst import overlaps it.
+
+    A ``ProcessPoolExecutor``, not ``multiprocessing.Pool``: when a worker dies (libcst's native
+    parser can segfault on valid Python) the executor raises ``BrokenProcessPool`` instead of
+    waiting forever for the lost task.
+    """
 
     def __init__(self, jobs: int) -> None:
-        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
 
-        try:
-            context = multiprocessing.get_context("fork")
-        except ValueError:  # pragma: no cover - platforms without fork
-            context = multiprocessing.get_context("spawn")
         self.jobs = jobs
-        self.pool = context.Pool(processes=jobs, initializer=_warm_worker)
+        self.pool = ProcessPoolExecutor(max_workers=jobs, mp_context=_mp_context(), initializer=_warm_worker)
+        # Start the workers now (the executor starts them lazily), while discovery runs.
+        for _ in range(jobs):
+            self.pool.submit(int)
 
     def close(self) -> None:
-        self.pool.terminate()
-        self.pool.join()
+        # Like Pool.terminate(): the results are in (or no longer wanted); do not wait for idle
+        # workers to notice the shutdown.
+        processes = list((getattr(self.pool, "_processes", None) or {}).values())
+        # With the workers gone nobody reads the task queue: its feeder thread must not wait to
+        # flush it at exit (Python < 3.12 joins it and can hang there).
+        call_queue = getattr(self.pool, "_call_queue", None)
+        if call_queue is not None:
+            call_queue.cancel_join_thread()
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+        for process in processes:
+            process.join(timeout=5)
+            if process.is_alive():
+                process.kill()
 
 
 def default_jobs() -> int:
@@ -138,7 +273,7 @@ def run(
     jobs: int | None = None,
     cache: Cache | None = None,
     timings: Timings | None = None,
-    on_progress: "Callable[[int], None] | None" = None,
+    on_progress: Callable[[int], None] | None = None,
     pool: WorkerPool | None = None,
 ) -> list[FileResult]:
     timings = timings or Timings()
@@ -178,14 +313,14 @@ def _analyze_all(
     paths: list[str],
     settings: AnalysisSettings,
     jobs: int,
-    on_progress: "Callable[[int], None] | None",
+    on_progress: Callable[[int], None] | None,
     need_digest: bool,
     pool: WorkerPool | None,
 ) -> Iterable[FileResult]:
     # Below a few dozen files, starting processes costs more than it saves.
     if jobs <= 1 or len(paths) < 48:
         for path in paths:
-            yield _process(path, settings, need_digest)
+            yield _process_guarded(path, settings, need_digest)
             if on_progress:
                 on_progress(1)
         return
@@ -198,13 +333,58 @@ def _analyze_all(
     assert pool is not None
     chunk = max(8, min(64, len(paths) // (pool.jobs * 8) or 8))
     chunks = [(paths[i : i + chunk], settings, need_digest) for i in range(0, len(paths), chunk)]
+    from concurrent.futures import as_completed
+    from concurrent.futures.process import BrokenProcessPool
+
     try:
-        for batch in pool.pool.imap_unordered(_process_chunk, chunks):
+        futures = {pool.pool.submit(_process_chunk, c): c[0] for c in chunks}
+        lost: list[str] = []
+        for future in as_completed(futures):
+            try:
+                batch = future.result()
+            except BrokenProcessPool:
+                lost.extend(futures[future])  # a worker died: every unfinished chunk is lost
+                continue
             for item in batch:
                 yield _expand(item)
             if on_progress:
                 on_progress(len(batch))
+        if lost:
+            yield from _redo(lost, settings, need_digest, on_progress)
     finally:
         if own:
             pool.close()
 
+
+
+def _redo(
+    paths: list[str], settings: AnalysisSettings, need_digest: bool, on_progress: Callable[[int], None] | None
+) -> Iterable[FileResult]:
+    """The files a dead worker took with it: the crash suspects one per child (so that only the
+    file that crashes is lost), the others in a fresh pool (one per child if that dies too)."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    suspects, others = [], []
+    for path in paths:
+        got = _read(path)
+        (suspects if not isinstance(got, FileResult) and _may_crash_parser(got[0]) else others).append(path)
+    isolate = suspects
+    yielded: set[str] = set()
+    if others:
+        retry = WorkerPool(min(default_jobs(), max(1, len(others) // 8)))
+        try:
+            for batch in retry.pool.map(_process_chunk, [([p], settings, need_digest) for p in others]):
+                for item in batch:
+                    result = _expand(item)
+                    yielded.add(result.path)
+                    yield result
+                if on_progress:
+                    on_progress(len(batch))
+        except BrokenProcessPool:
+            isolate = [p for p in paths if p not in yielded]  # the guess was wrong
+        finally:
+            retry.close()
+    for path in isolate:
+        yield _process_isolated(path, settings, need_digest)
+        if on_progress:
+            on_progress(1)

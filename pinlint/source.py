@@ -36,9 +36,14 @@ def _declared_encoding(data: bytes) -> tuple[str, bool]:
         if match:
             name = match.group(1).decode("ascii", "replace")
             try:
-                name = codecs.lookup(name).name
+                info = codecs.lookup(name)
             except LookupError as exc:
                 raise DecodeError(f"unknown encoding in coding cookie: {name!r}") from exc
+            # rot13, hex, base64, zlib... are codecs but not text encodings (Python rejects
+            # them as source encodings too); decoding with them would raise anything.
+            if not getattr(info, "_is_text_encoding", True):
+                raise DecodeError(f"coding cookie names a non-text codec: {name!r}")
+            name = info.name
             if bom and name != "utf-8":
                 raise DecodeError(f"UTF-8 BOM but coding cookie says {name!r}")
             return name, bom
@@ -67,6 +72,8 @@ def decode(data: bytes) -> Decoded:
         text = payload.decode(encoding)
     except UnicodeDecodeError as exc:
         raise DecodeError(f"invalid {encoding} at byte {exc.start + (3 if bom else 0)}: {exc.reason}") from exc
+    except (UnicodeError, LookupError, ValueError, TypeError) as exc:  # e.g. the "undefined" codec
+        raise DecodeError(f"cannot decode as {encoding}: {exc}") from exc
     return Decoded(text=text, encoding=encoding, bom=bom, newline=detect_newline(text))
 
 

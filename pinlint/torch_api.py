@@ -1,8 +1,8 @@
 """Every fact about the torch API that pinlint relies on, in one place.
 
 The analyzer, the fixer and the runtime companion read these tables; nothing else in the code
-base hard-codes a torch name. Sources: design.md §1 and research/runtime.md (read from PyTorch's
-``tensor_new.cpp``, ``TensorConversions.cpp`` and ``Copy.cu``).
+base hard-codes a torch name. Read from PyTorch's sources
+(``tensor_new.cpp``, ``TensorConversions.cpp`` and ``Copy.cu``).
 """
 
 from __future__ import annotations
@@ -107,11 +107,11 @@ DTYPES: frozenset[str] = frozenset(
 HOST_DEVICE_PREFIXES: tuple[str, ...] = ("cpu",)
 
 #: Device strings that name an accelerator. A string literal target outside this list (for example
-#: ``"meta"``) is not an H2D copy; a non-literal target is assumed to be one (design §3).
+#: ``"meta"``) is not an H2D copy; a non-literal target is assumed to be one.
 ACCELERATOR_DEVICE_PREFIXES: tuple[str, ...] = ("cuda", "xpu", "npu", "hpu", "mps", "mlu", "musa", "privateuseone")
 
 #: The pinned-memory guard the fixer inserts, and what is known about well-known definitions of it.
-#: It is *not* a torch API: each project defines its own (design §1).
+#: It is *not* a torch API: each project defines its own.
 PIN_HELPER_NAME = "is_pin_memory_available"
 #: module prefix -> whether that project's helper takes the device as an argument.
 KNOWN_HELPER_ARITY: dict[str, bool] = {"sglang": True, "vllm": False}
@@ -138,10 +138,144 @@ RUNTIME_UNPINNABLE_METHODS: frozenset[str] = frozenset({"new_tensor"})
 #: pattern of PIN003.
 RUNTIME_DATA_TO_DEVICE_FACTORIES: frozenset[str] = frozenset({"tensor", "as_tensor", "asarray"})
 #: Substrings of the errors a build without a pinned allocator raises for ``pin_memory=True`` and
-#: ``.pin_memory()`` (measured on 2.13.0+cpu, research/runtime.md §3). Simulation replaces only
+#: ``.pin_memory()`` (measured on 2.13.0+cpu). Simulation replaces only
 #: these errors with a simulated pin, so PyTorch's other validation ("Can't pin tensor constructed
 #: from numpy") still fires.
 NO_PINNED_ALLOCATOR_ERRORS: tuple[str, ...] = (
     "no pinned memory allocator",
     "Cannot access accelerator device when none is available",
+)
+
+
+# --- PIN004: what synchronises, reads or only launches (device-to-host copies) -------------
+
+#: Builtins that never convert, read or call into their arguments' data.
+D2H_INERT_BUILTINS = frozenset(
+    {
+        "len",
+        "isinstance",
+        "issubclass",
+        "type",
+        "id",
+        "hasattr",
+        "callable",
+        "enumerate",
+        "zip",
+        "reversed",
+        "iter",
+        "dict",
+        "set",
+        "frozenset",
+        "super",
+        "object",
+    }
+)
+#: Builtins that convert or read their arguments: they synchronise when given a device tensor
+#: (``int(t)``, ``print(t)``) and read a host tensor's data (PIN004's reads).
+D2H_READING_BUILTINS = frozenset(
+    {
+        "print",
+        "str",
+        "repr",
+        "format",
+        "int",
+        "float",
+        "bool",
+        "complex",
+        "sorted",
+        "min",
+        "max",
+        "sum",
+        "any",
+        "all",
+        "abs",
+        "round",
+        "range",
+        "divmod",
+        "pow",
+    }
+)
+#: Builtins that only take views of a tensor's rows (``list(t)`` is ``t.unbind()``): no data read,
+#: and no synchronisation for a device tensor either.
+D2H_VIEW_BUILTINS = frozenset({"list", "tuple"})
+#: Host-tensor methods that read the data into Python. ``.numpy()`` is not one: it returns a view
+#: of the same memory (vLLM's ``async_copy_to_np`` reads it after an event), as iteration does.
+D2H_READING_METHODS = frozenset({"tolist", "item", "__bool__", "__int__", "__float__", "__index__"})
+#: numpy functions that copy their argument's data (``np.asarray`` makes a view: not a read).
+D2H_NUMPY_COPIES = frozenset({"array", "concatenate", "stack", "cumsum", "repeat"})
+#: Methods that only enqueue work or bookkeeping on a stream: they never block the host
+#: (``event.record()``, ``t.record_stream(s)``, ``s.wait_event(e)``: GPU-side waits).
+D2H_STREAM_SIDE_METHODS = frozenset(
+    {"record", "record_stream", "record_event", "wait_stream", "wait_event"}
+)
+#: Tensor methods that launch device work (or make views) and return without waiting.
+D2H_LAUNCH_METHODS = (
+    VIEW_METHODS
+    | NEW_TENSOR_METHODS
+    | frozenset(
+        {
+            "sum",
+            "mean",
+            "prod",
+            "argmax",
+            "argmin",
+            "softmax",
+            "log_softmax",
+            "exp",
+            "log",
+            "sqrt",
+            "pow",
+            "matmul",
+            "mm",
+            "bmm",
+            "transpose",
+            "permute",
+            "t",
+            "zero_",
+            "fill_",
+            "add_",
+            "mul_",
+            "sub_",
+            "div_",
+            "masked_fill_",
+            "index_copy_",
+            "index_fill_",
+            "scatter_",
+            "scatter",
+            "to",
+            "copy_",
+            "cuda",
+        }
+    )
+) - {"item", "tolist", "numpy", "cpu"}
+#: ``torch.cuda.<name>()`` (and other ``torch.<module>.<name>``) calls that do not block the host.
+D2H_NON_BLOCKING_TORCH_CALLS = frozenset(
+    {
+        "current_stream",
+        "default_stream",
+        "Event",
+        "Stream",
+        "stream",
+        "is_available",
+        "device_count",
+        "current_device",
+        "get_device_name",
+        "get_device_properties",
+        "range_push",
+        "range_pop",
+        "mark",
+        "set_stream",
+        "device",
+        "is_initialized",
+        "record_function",
+    }
+)
+#: ``torch.<name>()`` functions that launch work or allocate without waiting (data-dependent ones,
+#: such as ``nonzero`` or one-argument ``where``, synchronise).
+D2H_NON_BLOCKING_TORCH_FUNCTIONS = (
+    PINNABLE_FACTORIES
+    | PINNABLE_LIKE_FACTORIES
+    | MEMORY_SHARING_FACTORIES
+    | COMBINING_FUNCTIONS
+    | UNPINNABLE_DATA_FACTORIES
 )

@@ -5,5 +5,5 @@ set -e
 here=$(cd "$(dirname "$0")/.." && pwd)
 dest=${1:-.}
 mkdir -p "$dest/myproj"
-cp "$here"/examples/*.py "$dest/myproj/"
+cp "$here"/examples/__init__.py "$here"/examples/hot_path.py "$here"/examples/utils.py "$dest/myproj/"
 sed -i 's/from examples\.utils/from myproj.utils/' "$dest/myproj/hot_path.py"

@@ -130,13 +130,18 @@ def test_joins_an_existing_from_import_in_sorted_position(tmp_path: Path) -> Non
     assert "from pkg.platform import a_first, is_pin_memory_available, z_last\n" in fixed
 
 
-def test_project_facts_are_cached_as_validated_json(tmp_path: Path) -> None:
+def test_project_facts_are_cached_as_signed_validated_json(tmp_path: Path) -> None:
     root = _project(tmp_path / "p", PKG)
     _pinlint(root, ".")
     facts = root / ".pinlint_cache" / "project-facts.json"
-    data = json.loads(facts.read_text())
+    blob = facts.read_bytes()
+    magic, signature, payload = blob.split(b"\n", 2)
+    assert magic == b"PINLINT-FACTS-1" and len(signature) == 64  # signed with this user's key
+    data = json.loads(payload)
     assert data["version"] == 1 and any(p.endswith("platform.py") for p in data["files"])
-    facts.write_text('{"version": 1, "files": {"x": {"size": "no"}}}')  # foreign: ignored
+    # A committed (unsigned) facts file naming another helper is not trusted.
+    forged = {"version": 1, "pinlint": data["pinlint"], "files": {"x": {"size": "no"}}}
+    facts.write_text(json.dumps(forged))
     proc = _pinlint(root, ".", "--fix")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (

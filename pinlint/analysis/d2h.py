@@ -39,138 +39,6 @@ PENDING_KEY = "<d2h-pending>"
 #: ``Origin.what`` of a marker: the value of ``gpu.to("cpu", non_blocking=True)``.
 MARK = "<d2h>"
 
-#: Builtins that never convert, read or call into their arguments' data.
-_INERT_BUILTINS = frozenset(
-    {
-        "len",
-        "isinstance",
-        "issubclass",
-        "type",
-        "id",
-        "hasattr",
-        "callable",
-        "enumerate",
-        "zip",
-        "reversed",
-        "iter",
-        "dict",
-        "set",
-        "frozenset",
-        "super",
-        "object",
-    }
-)
-#: Builtins that convert or read their arguments: they synchronise when given a device tensor
-#: (``int(t)``, ``print(t)``) and read a host tensor's data (PIN004's reads).
-_READING_BUILTINS = frozenset(
-    {
-        "print",
-        "str",
-        "repr",
-        "format",
-        "int",
-        "float",
-        "bool",
-        "complex",
-        "sorted",
-        "min",
-        "max",
-        "sum",
-        "any",
-        "all",
-        "abs",
-        "round",
-        "range",
-        "divmod",
-        "pow",
-    }
-)
-#: Builtins that only take views of a tensor's rows (``list(t)`` is ``t.unbind()``): no data read,
-#: and no synchronisation for a device tensor either.
-_VIEW_BUILTINS = frozenset({"list", "tuple"})
-#: Host-tensor methods that read the data into Python. ``.numpy()`` is not one: it returns a view
-#: of the same memory (vLLM's ``async_copy_to_np`` reads it after an event), as iteration does.
-_READING_METHODS = frozenset({"tolist", "item", "__bool__", "__int__", "__float__", "__index__"})
-#: numpy functions that copy their argument's data (``np.asarray`` makes a view: not a read).
-_NUMPY_COPIES = frozenset({"array", "concatenate", "stack", "cumsum", "repeat"})
-#: Methods that only enqueue work or bookkeeping on a stream: they never block the host
-#: (``event.record()``, ``t.record_stream(s)``, ``s.wait_event(e)``: GPU-side waits).
-_STREAM_SIDE_METHODS = frozenset(
-    {"record", "record_stream", "record_event", "wait_stream", "wait_event"}
-)
-#: Tensor methods that launch device work (or make views) and return without waiting.
-_LAUNCH_METHODS = (
-    torch_api.VIEW_METHODS
-    | torch_api.NEW_TENSOR_METHODS
-    | frozenset(
-        {
-            "sum",
-            "mean",
-            "prod",
-            "argmax",
-            "argmin",
-            "softmax",
-            "log_softmax",
-            "exp",
-            "log",
-            "sqrt",
-            "pow",
-            "matmul",
-            "mm",
-            "bmm",
-            "transpose",
-            "permute",
-            "t",
-            "zero_",
-            "fill_",
-            "add_",
-            "mul_",
-            "sub_",
-            "div_",
-            "masked_fill_",
-            "index_copy_",
-            "index_fill_",
-            "scatter_",
-            "scatter",
-            "to",
-            "copy_",
-            "cuda",
-        }
-    )
-) - {"item", "tolist", "numpy", "cpu"}
-#: ``torch.cuda.<name>()`` (and other ``torch.<module>.<name>``) calls that do not block the host.
-_NON_BLOCKING_TORCH_CALLS = frozenset(
-    {
-        "current_stream",
-        "default_stream",
-        "Event",
-        "Stream",
-        "stream",
-        "is_available",
-        "device_count",
-        "current_device",
-        "get_device_name",
-        "get_device_properties",
-        "range_push",
-        "range_pop",
-        "mark",
-        "set_stream",
-        "device",
-        "is_initialized",
-        "record_function",
-    }
-)
-#: ``torch.<name>()`` functions that launch work or allocate without waiting (data-dependent ones,
-#: such as ``nonzero`` or one-argument ``where``, synchronise).
-_NON_BLOCKING_TORCH_FUNCTIONS = (
-    torch_api.PINNABLE_FACTORIES
-    | torch_api.PINNABLE_LIKE_FACTORIES
-    | torch_api.MEMORY_SHARING_FACTORIES
-    | torch_api.COMBINING_FUNCTIONS
-    | torch_api.UNPINNABLE_DATA_FACTORIES
-)
-
-
 class D2HContext(Protocol):
     """What the tracker reads of the interpreter."""
 
@@ -310,16 +178,16 @@ def after_call(ctx: D2HContext, call: cst.Call) -> None:
     if id(call) in _copies(ctx):
         return  # the non_blocking copy itself
     func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value in _READING_METHODS:
+    if isinstance(func, cst.Attribute) and func.attr.value in torch_api.D2H_READING_METHODS:
         copies = _read_copies(ctx, func.value)
         if copies:
             _report(ctx, func.value, f"`.{func.attr.value}()`", copies)
     elif (
-        isinstance(func, cst.Name) and func.value in _READING_BUILTINS and func.value not in ctx.env
+        isinstance(func, cst.Name) and func.value in torch_api.D2H_READING_BUILTINS and func.value not in ctx.env
     ):
         for arg in call.args:
             read(ctx, arg.value, f"`{func.value}()`")
-    elif ctx.names.is_numpy_call(func) and _numpy_name(func) in _NUMPY_COPIES:
+    elif ctx.names.is_numpy_call(func) and _numpy_name(func) in torch_api.D2H_NUMPY_COPIES:
         for arg in call.args:
             read(ctx, arg.value, f"`numpy.{_numpy_name(func)}()`")
     if may_synchronize(ctx, call):
@@ -363,9 +231,9 @@ def may_synchronize(ctx: D2HContext, call: cst.Call) -> bool:
     if isinstance(func, cst.Name):
         if func.value in ctx.env:
             return True  # a local callable: unknown code
-        if func.value in _INERT_BUILTINS or func.value in _VIEW_BUILTINS:
+        if func.value in torch_api.D2H_INERT_BUILTINS or func.value in torch_api.D2H_VIEW_BUILTINS:
             return False
-        if func.value in _READING_BUILTINS:
+        if func.value in torch_api.D2H_READING_BUILTINS:
             return any(_maybe_device(ctx, arg.value) for arg in call.args)
         return True  # a project or library function: it may synchronise
     if not isinstance(func, cst.Attribute):
@@ -374,8 +242,8 @@ def may_synchronize(ctx: D2HContext, call: cst.Call) -> bool:
     chain = dotted(func)
     if chain is not None and chain.split(".", 1)[0] in names.torch_modules:
         # `torch.cuda.synchronize()` synchronises; `torch.cuda.current_stream()` does not.
-        return method not in _NON_BLOCKING_TORCH_CALLS
-    if method in _STREAM_SIDE_METHODS:
+        return method not in torch_api.D2H_NON_BLOCKING_TORCH_CALLS
+    if method in torch_api.D2H_STREAM_SIDE_METHODS:
         return False  # enqueued on a stream: the host does not wait
     if isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString)):
         return method == "format" and any(_maybe_device(ctx, a.value) for a in call.args)
@@ -385,13 +253,13 @@ def may_synchronize(ctx: D2HContext, call: cst.Call) -> bool:
         return False  # Python data or numpy: no torch work
     if _host_like(receiver):
         return _host_method_syncs(ctx, method, call, receiver)
-    if method in _LAUNCH_METHODS:
+    if method in torch_api.D2H_LAUNCH_METHODS:
         return _launch_syncs(ctx, method, call, receiver)
     return True  # `.synchronize()`, `.wait()`, `.nonzero()`, any other method: may wait
 
 
 def _torch_function_syncs(ctx: D2HContext, name: str, call: cst.Call) -> bool:
-    if name not in _NON_BLOCKING_TORCH_FUNCTIONS:
+    if name not in torch_api.D2H_NON_BLOCKING_TORCH_FUNCTIONS:
         return True  # a torch function we do not know (`nonzero`, `unique`...): it may wait
     args = positional(call)
     if args is None:

@@ -107,6 +107,10 @@ class Evaluator:
         self.timed_out = False
         #: Host writes and escapes of the tensors a fix would pin (see ``host_uses``).
         self.uses = HostUses()
+        self._captured_done: set[int] = set()
+        self._captures: list[tuple[cst.CSTNode, cst.CSTNode, str]] = []
+        #: name -> every value bound to it during the walk (for captures by nested functions).
+        self.ever_bound: dict[str, Value] = {}
         #: ids of the loops being walked, innermost last.
         self.loop_stack: list[int] = []
         #: ids of tuple/list literals that are not containers a tensor could escape into (the
@@ -134,12 +138,23 @@ class Evaluator:
 
     def captured(self, body: cst.CSTNode, node: cst.CSTNode, what: str) -> None:
         """Names of this scope that a nested function or lambda mentions escape into it."""
+        if id(node) in self._captured_done:
+            return  # looked at on an earlier walk of the same loop
+        self._captured_done.add(id(node))
+        # Resolved when the walk ends (`resolve_captures`): the names may be bound after the def.
+        self._captures.append((body, node, what))
+
+    def resolve_captures(self) -> None:
+        """Everything ever bound to a name a nested function or lambda mentions escapes into it."""
         from pinlint.analysis.interpreter import mentioned
 
-        for name in mentioned(body):
-            value = self.env.get(name)
-            if value is not None:
-                self.host_escape(value, node, f"captured by {what}")
+        if not self.uses.tracking:
+            return  # no tensor a fix would pin was born here: nothing to escape
+        for body, node, what in self._captures:
+            for name in mentioned(body):
+                value = self.ever_bound.get(name)
+                if value:
+                    self.uses.record("escape", value, node, f"captured by {what}", ())
 
     def value_of(self, node: cst.BaseExpression) -> Value:
         return self._values.get(id(node), UNKNOWN)

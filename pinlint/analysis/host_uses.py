@@ -38,6 +38,11 @@ class HostUses:
         #: id(birth node) -> ids of the loops enclosing the birth.
         self.birth_loops: dict[int, tuple[int, ...]] = {}
 
+    @property
+    def tracking(self) -> bool:
+        """Some tensor a fix would pin has been born in this scope."""
+        return bool(self.birth_loops)
+
     def record(
         self,
         kind: str,

@@ -62,6 +62,7 @@ class Interpreter(Evaluator):
         else:
             statements = self.scope.body
         self._block(list(statements))
+        self.resolve_captures()
 
     def _block(self, statements: list[cst.CSTNode]) -> None:
         for statement in statements:
@@ -143,8 +144,9 @@ class Interpreter(Evaluator):
             self.statement = statement.test
             self.ev(statement.test)
             d2h.read(self, statement.test, "a truth test")
-        key = self._loop_inputs(statement)
-        memo = self._loop_memo.get(id(statement))
+        # Only a loop inside another loop is walked again: only its inputs are worth a memo key.
+        key = self._loop_inputs(statement) if self.loop_stack else None
+        memo = self._loop_memo.get(id(statement)) if key is not None else None
         if memo is not None and memo[0] == key:
             env.apply(memo[1])  # same inputs as last time: same effect, same events
         else:
@@ -162,7 +164,8 @@ class Interpreter(Evaluator):
                 self.loop_stack.pop()
             changes = env.changes_since(mark)
             env.close(mark)
-            self._loop_memo[id(statement)] = (key, changes)
+            if key is not None:
+                self._loop_memo[id(statement)] = (key, changes)
         if statement.orelse is not None:
             self._suite(statement.orelse.body)
 
@@ -330,6 +333,7 @@ class Interpreter(Evaluator):
             self._visit_children(target)
             return
         self.bindings.setdefault(key, []).append(self.statement)
+        self.ever_bound[key] = self.ever_bound.get(key, frozenset()) | value
         if "." in key:
             self.uses.record("escape", value, target, f"stored in `{key}`", self.loops, attribute=key)
             if key.startswith("self."):
@@ -359,8 +363,21 @@ def mentioned(node: cst.CSTNode) -> set[str]:
                 found.update(".".join(parts[: i + 1]) for i in range(len(parts)))
                 if isinstance(current, cst.Name):
                     continue
-        stack.extend(current.children)
+        stack.extend(_children(current))
     return found
+
+
+def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """A node's child nodes, read from its fields: libcst's ``children`` runs a whole visitor
+    per node, which costs more than the walk it serves."""
+    out: list[cst.CSTNode] = []
+    for name in node.__dataclass_fields__:
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            out.append(value)
+        elif isinstance(value, (tuple, list)):
+            out.extend(v for v in value if isinstance(v, cst.CSTNode))
+    return out
 
 
 def _device_tested(test: cst.BaseExpression) -> set[str]:

@@ -13,7 +13,25 @@ from dataclasses import dataclass, field
 
 from .. import torch_api
 
-_HELPER_ATTR_CALL = re.compile(r"([A-Za-z_][\w.]*)\.is_pin_memory_available\s*\(")
+_HELPER_ATTR_CALL = re.compile(r"\.is_pin_memory_available\s*\(")
+_MAX_IMPORT_CHARS = 64 * 1024
+_IMPORT_LINE_BUDGET = 200_000
+_NAME_START = re.compile(r"[A-Za-z_]")
+
+
+def _helper_attr_prefixes(text: str) -> list[str]:
+    """``mod.sub`` of each ``mod.sub.is_pin_memory_available(`` call. Found from the literal
+    and walked back: a regex starting with the name restarts inside a long identifier
+    (quadratic)."""
+    out = []
+    for match in _HELPER_ATTR_CALL.finditer(text):
+        j = match.start()
+        while j > 0 and (text[j - 1].isalnum() or text[j - 1] in "_."):
+            j -= 1
+        first = _NAME_START.search(text, j, match.start())
+        if first is not None:
+            out.append(text[first.start() : match.start()])
+    return out
 
 
 @dataclass
@@ -58,6 +76,7 @@ def scan_names(text: str, lines: list[str] | None = None) -> FileNames:
     names = FileNames()
     last_top_level_end = -1
     group_ends: dict[str, int] = {}
+    budget = _IMPORT_LINE_BUDGET
     for match in _IMPORT_LINE.finditer(text):
         start = match.start()
         # The statement runs to the end of the line, or further while a bracket is open or
@@ -65,10 +84,21 @@ def scan_names(text: str, lines: list[str] | None = None) -> FileNames:
         end = text.find("\n", start)
         end = len(text) if end == -1 else end
         snippet = text[start:end]
-        while (snippet.count("(") > snippet.count(")") or snippet.rstrip().endswith("\\")) and end < len(text):
+        # Count only the new line each round (recounting the snippet was cubic on unbalanced
+        # `import (` lines inside a string), and give up on a statement no real import reaches.
+        # A per-file budget of lines bounds the whole scan linearly whatever the input.
+        balance = snippet.count("(") - snippet.count(")")
+        while (balance > 0 or text[start:end].rstrip().endswith("\\")) and end < len(text):
+            if end - start >= _MAX_IMPORT_CHARS or budget <= 0:
+                break
+            budget -= 1
             nxt = text.find("\n", end + 1)
-            end = len(text) if nxt == -1 else nxt
-            snippet = text[start:end]
+            nxt = len(text) if nxt == -1 else nxt
+            balance += text.count("(", end, nxt) - text.count(")", end, nxt)
+            end = nxt
+        snippet = text[start:end]
+        if balance > 0:
+            continue  # never closed: not a real import (text inside a string)
         try:
             tree = ast.parse(snippet.strip())
         except SyntaxError:
@@ -94,8 +124,7 @@ def scan_names(text: str, lines: list[str] | None = None) -> FileNames:
         if name in names.module_level_bindings:
             del names.torch_functions[name]  # `def tensor(...)` after the import: not torch's
     if "is_pin_memory_available" in text:
-        for match in _HELPER_ATTR_CALL.finditer(text):
-            prefix = match.group(1)
+        for prefix in _helper_attr_prefixes(text):
             root, _, rest = prefix.partition(".")
             if root in names.modules:
                 module = names.modules[root] + (f".{rest}" if rest else "")

@@ -11,6 +11,7 @@ first.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -74,6 +75,11 @@ class FileSummaries:
         self._running_scopes: set[int] = set()
         self._classes: list[ClassRange] | None = None
         self.depth = 0
+        self._attribute_memo: dict[tuple[str, str], list[int] | None] = {}
+        self._function_memo: dict[str, list[int]] = {}
+        self._family_memo: dict[str, list[ClassRange] | None] = {}
+        self._indirect: bool | None = None
+        self._line_starts: list[int] | None = None
         #: Scopes that hit the step budget: (row, name, why).
         self.over_budget: list[tuple[int, str, str]] = []
 
@@ -91,7 +97,7 @@ class FileSummaries:
         found: list[int] = []
         for name in sorted(names):
             for match in re.finditer(rf"(?<![\w.])(?:self\.)?{re.escape(name)}[ \t]*\(", self.text):
-                line = self.text.count("\n", 0, match.start())
+                line = self.line_of(match.start())
                 if re.match(r"[ \t]*(?:async[ \t]+)?def[ \t]", self.lines[line]):
                     continue  # the definition itself
                 start = enclosing_def(self.lines, line)
@@ -205,6 +211,11 @@ class FileSummaries:
     def _family(self, name: str) -> list[ClassRange] | None:
         """The class, its bases and its subclasses defined in this file (a ``self.x`` of the
         class may be set by any of them). None when the name is not one class of this file."""
+        if name not in self._family_memo:
+            self._family_memo[name] = self._compute_family(name)
+        return self._family_memo[name]
+
+    def _compute_family(self, name: str) -> list[ClassRange] | None:
         by_name: dict[str, list[ClassRange]] = {}
         for cls in self.classes():
             by_name.setdefault(cls.name, []).append(cls)
@@ -229,20 +240,12 @@ class FileSummaries:
         class_name = getattr(evaluator, "class_name", None)
         if class_name is None or self.depth >= MAX_DEPTH:
             return None
-        family = self._family(class_name)
         attr = key.split(".", 1)[1]
-        if family is None or not attr.isidentifier():
+        lines = self._attribute_lines(class_name, attr)
+        if lines is None:
             return None
-        if re.search(rf"setattr\(\s*self|__dict__|^[ \t]+{re.escape(attr)}[ \t]*:[^=\n]*$", self.text, re.M):
-            return None  # set in ways the scan below does not see (or declared at class level)
-        pattern = re.compile(rf"^[ \t]*self\.{re.escape(attr)}[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
         values: list[Value] = []
-        for match in pattern.finditer(self.text):
-            line = self.text.count("\n", 0, match.start())
-            if not any(c.start < line < c.end for c in family):
-                continue  # another class's attribute of the same name
-            if any(c.start < line < c.end and c.indent > _class_indent(family, line) for c in self.classes()):
-                continue  # a class nested inside: its `self` is another object
+        for line in lines:
             value = self._assigned(line, key, evaluator)
             if value is None:
                 return None  # one assignment we cannot follow: the attribute is unknown
@@ -250,6 +253,44 @@ class FileSummaries:
         if not values:
             return None
         return frozenset().union(*values)
+
+    def _attribute_lines(self, class_name: str, attr: str) -> list[int] | None:
+        """0-based lines of the class family's ``self.<attr> = ...``; None: not followable.
+        A text scan, memoised: a copying method asks for the same attribute again and again."""
+        memo_key = (class_name, attr)
+        if memo_key in self._attribute_memo:
+            return self._attribute_memo[memo_key]
+        found: list[int] | None = []
+        family = self._family(class_name)
+        if family is None or not attr.isidentifier() or self._sets_indirectly():
+            found = None  # set in ways the scan below does not see
+        elif re.search(rf"^[ \t]+{re.escape(attr)}[ \t]*:[^=\n]*$", self.text, re.M):
+            found = None  # declared at class level (a dataclass field): filled by whoever calls
+        else:
+            pattern = re.compile(rf"^[ \t]*self\.{re.escape(attr)}[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
+            for match in pattern.finditer(self.text):
+                line = self.line_of(match.start())
+                if not any(c.start < line < c.end for c in family):
+                    continue  # another class's attribute of the same name
+                if any(c.start < line < c.end and c.indent > _class_indent(family, line) for c in self.classes()):
+                    continue  # a class nested inside: its `self` is another object
+                found.append(line)
+        self._attribute_memo[memo_key] = found
+        return found
+
+    def _sets_indirectly(self) -> bool:
+        if self._indirect is None:
+            self._indirect = re.search(r"setattr\(\s*self|__dict__", self.text) is not None
+        return self._indirect
+
+    def line_of(self, offset: int) -> int:
+        """0-based line of a character offset of the text."""
+        if self._line_starts is None:
+            starts = [0]
+            for line in self.lines:
+                starts.append(starts[-1] + len(line))
+            self._line_starts = starts
+        return bisect.bisect_right(self._line_starts, offset) - 1
 
     def _assigned(self, line: int, key: str, evaluator: Evaluator) -> Value | None:
         start = enclosing_def(self.lines, line)
@@ -288,20 +329,14 @@ class FileSummaries:
                 return None, local
             if func.value in evaluator.env:
                 return None  # a local or parameter named like a function
-            pattern = rf"^(?:async[ \t]+)?def[ \t]+{re.escape(func.value)}[ \t]*\("
-            starts = [self.text.count("\n", 0, m.start()) for m in re.finditer(pattern, self.text, re.M)]
+            starts = self._defs(rf"^(?:async[ \t]+)?def[ \t]+{re.escape(func.value)}[ \t]*\(")
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
             class_name = getattr(evaluator, "class_name", None)
             family = self._family(class_name) if class_name else None
             if family is None:
                 return None
             pattern = rf"^[ \t]+(?:async[ \t]+)?def[ \t]+{re.escape(func.attr.value)}[ \t]*\("
-            starts = [
-                line
-                for m in re.finditer(pattern, self.text, re.M)
-                for line in [self.text.count("\n", 0, m.start())]
-                if any(c.start < line < c.end for c in family)
-            ]
+            starts = [line for line in self._defs(pattern) if any(c.start < line < c.end for c in family)]
         else:
             return None
         if len(starts) != 1:
@@ -311,6 +346,12 @@ class FileSummaries:
             return None
         top = next((s for s in parsed.module.body if isinstance(s, cst.FunctionDef)), None)
         return (parsed, top) if top is not None else None
+
+    def _defs(self, pattern: str) -> list[int]:
+        """0-based lines matching a ``def`` pattern (memoised text scan)."""
+        if pattern not in self._function_memo:
+            self._function_memo[pattern] = [self.line_of(m.start()) for m in re.finditer(pattern, self.text, re.M)]
+        return self._function_memo[pattern]
 
     def _interpreter_of(self, parsed: Parsed | None, function: cst.FunctionDef, evaluator: Evaluator) -> Interpreter | None:
         if parsed is None:  # a nested def of the asking function's segment

@@ -119,10 +119,15 @@ def enclosing_def(lines: list[str], hit: int) -> int | None:
     return found
 
 
+_MAX_HEADER_LINES = 500
+
+
 def _header_end(lines: list[str], start: int) -> int:
     """Last line of a ``def`` header whose parameters may span several lines."""
     depth = 0
-    for j in range(start, len(lines)):
+    # Bounded: a `(` inside a string in the header never balances, and scanning to the end of
+    # the file for every def would be quadratic. No real header is this long.
+    for j in range(start, min(len(lines), start + _MAX_HEADER_LINES)):
         code = lines[j].split("#", 1)[0]
         depth += code.count("(") + code.count("[") - code.count(")") - code.count("]")
         if depth <= 0 and code.rstrip().endswith(":"):

@@ -106,6 +106,20 @@ class Fix:
         return self.applicability >= required_applicability(unsafe_fixes)
 
 
+@dataclass(frozen=True)
+class ProfileCount:
+    """What a runtime profile (``pinlint check --profile``) says about a finding's site."""
+
+    #: Times the site ran, summed over the profile's runs; 0 when the profile never saw it run.
+    count: int
+    #: Bytes those runs constructed or copied there.
+    nbytes: int = 0
+    #: The profile's kind of site that matched (``host-construction``, ...); None when none did.
+    kind: str | None = None
+    #: False when the rule's sites are not recorded at run time (PIN004): no count either way.
+    measured: bool = True
+
+
 @dataclass
 class Diagnostic:
     code: str
@@ -131,6 +145,8 @@ class Diagnostic:
     related: tuple[Related, ...] = ()
     #: Producer-specific data (the runtime companion's transfer record).
     extra: dict[str, object] = field(default_factory=dict)
+    #: The runtime count of the finding's site, when ``check`` was given a profile.
+    profile: ProfileCount | None = None
 
     @property
     def fixable(self) -> bool:

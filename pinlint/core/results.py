@@ -100,6 +100,10 @@ class FileAnalysis:
     skipped: str | None = None
 
 
+#: The result of a file that holds nothing for pinlint (shared: results are never mutated).
+EMPTY = FileAnalysis()
+
+
 @dataclass(frozen=True)
 class AnalysisSettings:
     """Everything that changes a file's analysis result. Every field is part of the cache key."""

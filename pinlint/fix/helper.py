@@ -30,17 +30,16 @@ from pathlib import Path
 from pinlint import torch_api
 from pinlint.core.text import split_lines
 from pinlint.fix.imports import ImportRequest
-from pinlint.fix.project import (
+from pinlint.fix.module_facts import (
     ModuleFacts,
-    Project,
     Signature,
     absolute,
     call_style,
     module_facts,
-    module_name,
     signature_from_calls,
     signature_of,
 )
+from pinlint.fix.project import Project, module_name
 from pinlint.fix.scope import ASSIGN, DEF, IMPORT, Binding, FileScopes, Resolution
 
 CONFIGURE_HINT = (

@@ -19,244 +19,24 @@ cache directory (validated on load; a file that does not validate is ignored, ne
 from __future__ import annotations
 
 import ast
-import json
 import os
-import re
-import tempfile
+import stat
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from pinlint import __version__, torch_api
 from pinlint.core.text import digest
-from pinlint.fix.scope import DEF, IMPORT, FileScopes
-
-NAME = torch_api.PIN_HELPER_NAME
-_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
-#: Directories whose definitions lose to the package's own.
-SECONDARY_DIRS = frozenset(
-    {"tests", "test", "benchmarks", "benchmark", "examples", "example", "scripts", "docs"}
+from pinlint.fix.facts_cache import FactsCache
+from pinlint.fix.module_facts import (
+    _MARKERS,
+    _MAX_FILES,
+    _MENTION,
+    SECONDARY_DIRS,
+    ModuleFacts,
+    Signature,
+    module_facts,
 )
-_FACTS_VERSION = 1
-_MAX_FILES = 50_000
-_MENTION = re.compile(rb"is_pin_memory_available|pin_memory\s*=")
-
-
-@dataclass(frozen=True)
-class Signature:
-    """How the helper is called: ``style`` is "noarg", "positional", "keyword" (``keyword=``),
-    "unusable" (``reason`` says why) or "unknown"."""
-
-    style: str
-    keyword: str = ""
-    reason: str = ""
-
-
-def signature_of(
-    node: ast.FunctionDef | ast.AsyncFunctionDef, *, method: bool = False
-) -> Signature:
-    """The helper's arguments from its definition (``self``/``cls`` dropped for methods)."""
-    args = node.args
-    positional = [*args.posonlyargs, *args.args]
-    if method and positional:
-        positional = positional[1:]
-    required = len(positional) - len(args.defaults)
-    if method:
-        required = max(0, min(required, len(positional)))
-    kwonly = [(a.arg, d is None) for a, d in zip(args.kwonlyargs, args.kw_defaults)]
-    required_kw = [name for name, req in kwonly if req]
-    name = node.name
-    if required > 1 or required_kw and (required or len(required_kw) > 1):
-        count = required + len(required_kw)
-        return Signature(
-            "unusable", reason=f"`{name}` needs {count} arguments; pinlint only knows the device"
-        )
-    if required == 1:
-        return Signature("positional")
-    if required_kw:
-        return Signature("keyword", required_kw[0])
-    if positional:
-        return Signature("positional")  # `(device=None)`: the project means it to get the device
-    device_kw = [n for n, _ in kwonly if "dev" in n.lower()]
-    if device_kw:
-        return Signature("keyword", device_kw[0])
-    return Signature("noarg")
-
-
-def call_style(call: ast.Call) -> str:
-    """``noarg``, ``positional``, ``keyword:<name>`` or ``multi``."""
-    if any(isinstance(a, ast.Starred) for a in call.args) or any(
-        k.arg is None for k in call.keywords
-    ):
-        return "multi"
-    n = len(call.args) + len(call.keywords)
-    if n == 0:
-        return "noarg"
-    if n > 1:
-        return "multi"
-    return "positional" if call.args else f"keyword:{call.keywords[0].arg}"
-
-
-def signature_from_calls(styles: list[str], name: str) -> Signature | None:
-    """What calls of the helper say about its arguments; None when there are none."""
-    if not styles:
-        return None
-    if "positional" in styles:
-        return Signature("positional")
-    keywords = sorted({s.split(":", 1)[1] for s in styles if s.startswith("keyword:")})
-    if len(keywords) == 1:
-        return Signature("keyword", keywords[0])
-    if "noarg" in styles:
-        return Signature("noarg")
-    return Signature(
-        "unusable",
-        reason=f"`{name}` is called here with several arguments; pinlint only knows the device",
-    )
-
-
-@dataclass
-class ModuleFacts:
-    """What one file says about the idiom (plain data: it goes into the JSON cache)."""
-
-    #: Module-level ``def is_pin_memory_available``: its signature.
-    definition: dict[str, str] | None = None
-    #: Signatures of methods named ``is_pin_memory_available``.
-    methods: list[dict[str, str]] = field(default_factory=list)
-    #: Absolute modules the helper is imported from (one entry per import).
-    imports: list[str] = field(default_factory=list)
-    #: [module the called name comes from ("" unknown), call style] for each call of the helper.
-    calls: list[list[str]] = field(default_factory=list)
-    #: What is passed as ``pin_memory=``: "helper", "const:<NAME>:<module>" ("" module = here),
-    #: "self:<attr>", "other" -> count.
-    pin_values: dict[str, int] = field(default_factory=dict)
-    #: Module-level names assigned from a helper call (``PIN_MEMORY = is_pin_memory_available()``).
-    constants: list[str] = field(default_factory=list)
-    #: Absolute modules imported at module level at run time.
-    module_imports: list[str] = field(default_factory=list)
-
-
-def absolute(module: str, own: str | None, is_package: bool) -> str | None:
-    """``from .x import y`` in module ``own`` -> ``pkg.x``."""
-    if not module.startswith("."):
-        return module
-    if own is None:
-        return None
-    level = len(module) - len(module.lstrip("."))
-    parts = own.split(".")
-    if not is_package:
-        parts = parts[:-1]
-    if level - 1 > len(parts):
-        return None
-    base = parts[: len(parts) - (level - 1)]
-    rest = module.lstrip(".")
-    return ".".join([*base, rest] if rest else base) or None
-
-
-def module_facts(
-    tree: ast.Module, own: str | None, is_package: bool, scopes: FileScopes | None = None
-) -> ModuleFacts:
-    scopes = scopes or FileScopes(tree)
-    facts = ModuleFacts()
-    # Local names (anywhere in the file) bound by an import of the helper -> absolute module.
-    helper_names: dict[str, str] = {}
-    for scope in _all_scopes(scopes):
-        for local, bindings in scope.bindings.items():
-            for b in bindings:
-                if b.kind == IMPORT and b.imported == NAME and not b.dead:
-                    module = absolute(b.module, own, is_package)
-                    if module:
-                        facts.imports.append(module)
-                        helper_names[local] = module
-    for b in scopes.module.bindings.get(NAME, []):
-        if (
-            b.kind == DEF
-            and isinstance(b.node, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and not b.dead
-        ):
-            facts.definition = asdict(signature_of(b.node))
-            helper_names.setdefault(NAME, own or "")
-    # Imported names, for `pin_memory=PIN_MEMORY` (module-level imports only).
-    imported_from: dict[str, str] = {}
-    for local, bindings in scopes.module.bindings.items():
-        for b in bindings:
-            if b.kind == IMPORT and not b.dead and b.imported:
-                module = absolute(b.module, own, is_package)
-                if module:
-                    imported_from[local] = module
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == NAME:
-            if not any(node is b.node for b in scopes.module.bindings.get(NAME, [])):
-                first = (node.args.posonlyargs + node.args.args)[:1]
-                method = bool(first) and first[0].arg in ("self", "cls")
-                facts.methods.append(asdict(signature_of(node, method=method)))
-        elif isinstance(node, ast.Call):
-            func = node.func
-            if isinstance(func, ast.Name) and func.id in helper_names:
-                facts.calls.append([helper_names[func.id], call_style(node)])
-            elif isinstance(func, ast.Attribute) and func.attr == NAME:
-                facts.calls.append(["", call_style(node)])
-            for kw in node.keywords:
-                if kw.arg == "pin_memory":
-                    kind = _pin_value_kind(kw.value, helper_names, imported_from)
-                    facts.pin_values[kind] = facts.pin_values.get(kind, 0) + 1
-    for stmt in tree.body:
-        targets: list[ast.expr] = []
-        value: ast.expr | None = None
-        if isinstance(stmt, ast.Assign):
-            targets, value = stmt.targets, stmt.value
-        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
-            targets, value = [stmt.target], stmt.value
-        if value is not None and _is_helper_call(value, helper_names):
-            facts.constants.extend(t.id for t in targets if isinstance(t, ast.Name))
-    for local, bindings in scopes.module.bindings.items():
-        for b in bindings:
-            if b.kind == IMPORT and not b.dead and not b.via_global:
-                module = absolute(b.module, own, is_package)
-                if module:
-                    facts.module_imports.append(f"{module}.{b.imported}" if b.imported else module)
-                    if b.imported:
-                        facts.module_imports.append(module)
-    facts.module_imports = sorted(set(facts.module_imports))
-    return facts
-
-
-def _all_scopes(scopes: FileScopes):  # type: ignore[no-untyped-def]
-    stack = [scopes.module]
-    while stack:
-        scope = stack.pop()
-        yield scope
-        stack.extend(scope.children)
-
-
-def _is_helper_call(value: ast.expr, helper_names: dict[str, str]) -> bool:
-    if not isinstance(value, ast.Call):
-        return False
-    func = value.func
-    return (
-        isinstance(func, ast.Name)
-        and func.id in helper_names
-        or isinstance(func, ast.Attribute)
-        and func.attr == NAME
-    )
-
-
-def _pin_value_kind(
-    value: ast.expr, helper_names: dict[str, str], imported_from: dict[str, str]
-) -> str:
-    if _is_helper_call(value, helper_names):
-        return "helper"
-    if isinstance(value, ast.Name) and value.id.isupper():
-        return f"const:{value.id}:{imported_from.get(value.id, '')}"
-    if (
-        isinstance(value, ast.Attribute)
-        and isinstance(value.value, ast.Name)
-        and value.value.id == "self"
-    ):
-        return f"self:{value.attr}"
-    return "other"
-
-
-# -- the project -------------------------------------------------------------------------------
+from pinlint.safeio import MAX_SOURCE_BYTES, read_regular
 
 
 def find_root(config_root: Path, config_path: Path | None, paths: list[Path]) -> Path | None:
@@ -447,113 +227,6 @@ def facts_of_text(
     return module_facts(tree, module, is_package), module
 
 
-class FactsCache:
-    """``<cache dir>/project-facts.json``: path -> (size, mtime_ns, digest, facts)."""
-
-    def __init__(self, directory: Path | None) -> None:
-        self.file = directory / "project-facts.json" if directory is not None else None
-        self.entries: dict[str, dict[str, object]] = {}
-        self.dirty = False
-        if self.file is not None:
-            self._load()
-
-    def _load(self) -> None:
-        assert self.file is not None
-        try:
-            data = json.loads(self.file.read_text(encoding="utf-8"))
-        except (OSError, ValueError, UnicodeDecodeError):
-            return
-        if (
-            not isinstance(data, dict)
-            or data.get("version") != _FACTS_VERSION
-            or data.get("pinlint") != __version__
-        ):
-            return
-        files = data.get("files")
-        if not isinstance(files, dict):
-            return
-        for path, entry in files.items():
-            if _valid_entry(entry):
-                self.entries[path] = entry
-
-    def get(self, path: str, size: int, mtime_ns: int) -> ModuleFacts | None | bool:
-        """Facts (or None: a file with nothing to say) on a hit; False on a miss."""
-        entry = self.entries.get(path)
-        if entry is None or entry["size"] != size or entry["mtime_ns"] != mtime_ns:
-            return False
-        facts = entry["facts"]
-        return ModuleFacts(**facts) if isinstance(facts, dict) else None
-
-    def put(
-        self, path: str, size: int, mtime_ns: int, data_digest: str, facts: ModuleFacts | None
-    ) -> None:
-        self.entries[path] = {
-            "size": size,
-            "mtime_ns": mtime_ns,
-            "digest": data_digest,
-            "facts": asdict(facts) if facts is not None else None,
-        }
-        self.dirty = True
-
-    def save(self) -> None:
-        if self.file is None or not self.dirty:
-            return
-        payload = json.dumps(
-            {"version": _FACTS_VERSION, "pinlint": __version__, "files": self.entries}
-        )
-        try:
-            self.file.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=".tmp-facts-")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(payload)
-            os.replace(tmp, self.file)
-        except OSError:
-            pass  # a read-only checkout still fixes; it just re-reads next time
-
-
-_FIELDS = {
-    "definition": (dict, type(None)),
-    "methods": list,
-    "imports": list,
-    "calls": list,
-    "pin_values": dict,
-    "constants": list,
-    "module_imports": list,
-}
-
-
-def _valid_entry(entry: object) -> bool:
-    if not isinstance(entry, dict):
-        return False
-    if not isinstance(entry.get("size"), int) or not isinstance(entry.get("mtime_ns"), int):
-        return False
-    if not isinstance(entry.get("digest"), str):
-        return False
-    facts = entry.get("facts")
-    if facts is None:
-        return True
-    if not isinstance(facts, dict) or set(facts) != set(_FIELDS):
-        return False
-    if not all(isinstance(facts[k], t) for k, t in _FIELDS.items()):
-        return False
-    strings = facts["imports"] + facts["constants"] + facts["module_imports"]
-    if not all(isinstance(s, str) for s in strings):
-        return False
-    if not all(
-        isinstance(c, list) and len(c) == 2 and all(isinstance(x, str) for x in c)
-        for c in facts["calls"]
-    ):
-        return False
-    if not all(isinstance(k, str) and isinstance(v, int) for k, v in facts["pin_values"].items()):
-        return False
-    sig_keys = {"style", "keyword", "reason"}
-    sigs = facts["methods"] + ([facts["definition"]] if facts["definition"] else [])
-    return all(
-        isinstance(s, dict) and set(s) == sig_keys and all(isinstance(v, str) for v in s.values())
-        for s in sigs
-    )
-
-
 def _skip_dir(name: str, exclude: frozenset[str]) -> bool:
     return name.startswith(".") or name in exclude or name == "__pycache__"
 
@@ -580,6 +253,8 @@ def scan(root: Path | None, *, cache_dir: Path | None, exclude: list[str]) -> Pr
                 info = os.stat(path)
             except OSError:
                 continue
+            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SOURCE_BYTES:
+                continue  # a FIFO, a device or a huge file: never read while learning the project
             hit = cache.get(path, info.st_size, info.st_mtime_ns)
             if hit is not False:
                 if hit is not None:
@@ -587,8 +262,7 @@ def scan(root: Path | None, *, cache_dir: Path | None, exclude: list[str]) -> Pr
                     project.add(Path(path), hit, module)
                 continue
             try:
-                with open(path, "rb") as fh:
-                    data = fh.read()
+                data = read_regular(path, MAX_SOURCE_BYTES)
             except OSError:
                 continue
             facts: ModuleFacts | None = None

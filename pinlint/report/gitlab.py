@@ -16,6 +16,7 @@ from pinlint.baseline import assign_fingerprints, relative_posix_path
 from pinlint.core.diagnostics import Diagnostic
 from pinlint.report import ReportContext
 from pinlint.report.json_format import sorted_diagnostics
+from pinlint.safeio import json_text
 
 
 def build(
@@ -49,4 +50,4 @@ def build(
 
 
 def render(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> str:
-    return json.dumps(build(diagnostics, ctx), indent=2, ensure_ascii=False) + "\n"
+    return json_text(json.dumps(build(diagnostics, ctx), indent=2, ensure_ascii=False)) + "\n"

@@ -11,8 +11,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from pinlint.core.diagnostics import Diagnostic, Location
+from pinlint.core.diagnostics import Diagnostic, Location, ProfileCount
 from pinlint.report import ReportContext
+from pinlint.safeio import json_text
 
 
 def _location(loc: Location) -> dict[str, int]:
@@ -35,7 +36,7 @@ def diagnostic_to_dict(diag: Diagnostic) -> dict[str, Any]:
                 for edit in diag.fix.edits
             ],
         }
-    return {
+    out: dict[str, Any] = {
         "code": diag.code,
         "name": diag.name,
         "message": diag.message,
@@ -52,6 +53,15 @@ def diagnostic_to_dict(diag: Diagnostic) -> dict[str, Any]:
             for r in diag.related
         ],
     }
+    if diag.profile is not None:
+        # Only with `check --profile`: the runtime count of the finding's site.
+        out["profile"] = profile_to_dict(diag.profile)
+    return out
+
+
+def profile_to_dict(count: ProfileCount) -> dict[str, Any]:
+    """``{"count", "bytes", "kind", "measured"}``: what the profile says about a finding."""
+    return {"count": count.count, "bytes": count.nbytes, "kind": count.kind, "measured": count.measured}
 
 
 def sorted_diagnostics(diagnostics: Sequence[Diagnostic]) -> list[Diagnostic]:
@@ -62,4 +72,4 @@ def sorted_diagnostics(diagnostics: Sequence[Diagnostic]) -> list[Diagnostic]:
 def render(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> str:
     objects = [diagnostic_to_dict(d) for d in sorted_diagnostics(diagnostics)]
     # ensure_ascii=False: ruff (serde_json) writes non-ASCII text as UTF-8, not \u escapes.
-    return json.dumps(objects, indent=2, ensure_ascii=False) + "\n"
+    return json_text(json.dumps(objects, indent=2, ensure_ascii=False)) + "\n"

@@ -17,6 +17,8 @@ Choices that differ from ruff's SARIF, and why:
 from __future__ import annotations
 
 import json
+import math
+import os
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -25,9 +27,10 @@ from urllib.parse import quote
 
 from pinlint.baseline import assign_fingerprints, relative_posix_path
 from pinlint.catalog import RuleDoc, get_rule
-from pinlint.core.diagnostics import Diagnostic, Edit, Fix, Location
+from pinlint.core.diagnostics import Diagnostic, Edit, Fix, Location, ProfileCount
 from pinlint.report import ReportContext
-from pinlint.report.json_format import sorted_diagnostics
+from pinlint.report.json_format import profile_to_dict, sorted_diagnostics
+from pinlint.safeio import json_text
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/pinlint/torch-pinlint"
@@ -85,7 +88,8 @@ def _artifact_location(filename: str, ctx: ReportContext) -> dict[str, str]:
         return {"uri": Path(filename).absolute().as_uri()}
     # quote() leaves only unreserved characters and "/" alone: a ":" in the first segment
     # would otherwise turn the relative reference into a URI with a scheme.
-    return {"uri": quote(rel, safe="/"), "uriBaseId": SRCROOT}
+    # fsencode: a non-UTF-8 name (surrogate escapes) is percent-encoded byte for byte.
+    return {"uri": quote(os.fsencode(rel), safe="/"), "uriBaseId": SRCROOT}
 
 
 def _region(start: Location, end: Location) -> dict[str, int]:
@@ -121,6 +125,17 @@ def _fix(fix: Fix, artifact: dict[str, str]) -> dict[str, Any]:
     }
 
 
+def _add_profile(result: dict[str, Any], count: ProfileCount, hottest: int) -> None:
+    """``check --profile``: the counts in ``properties.profile``, and SARIF's ``rank`` (0-100,
+    higher is more important) on a log scale of the run count against the run's hottest site,
+    so a site that ran 40,960 times outranks one that ran 64 times, and a site that never ran
+    is 0. A rule the profile cannot measure gets no rank (SARIF's default, -1)."""
+    result["properties"] = {"profile": profile_to_dict(count)}
+    if count.measured:
+        rank = 100.0 * math.log1p(count.count) / math.log1p(hottest) if hottest else 0.0
+        result["rank"] = round(rank, 1)
+
+
 def _root_uri(root: Path) -> str:
     uri = Path(root).absolute().as_uri()
     # A uriBaseId's base URI must end with "/" for relative references to resolve under it.
@@ -136,7 +151,7 @@ def build(
     diagnostics: Sequence[Diagnostic],
     ctx: ReportContext,
     *,
-    rules: Sequence[Rule] | None = None,
+    rules: Sequence[RuleDoc] | None = None,
 ) -> dict[str, Any]:
     """The SARIF log as a dict. ``rules`` overrides the catalog (tests pass their own)."""
     ordered = sorted_diagnostics(diagnostics)
@@ -153,6 +168,7 @@ def build(
     rule_index = {code: i for i, code in enumerate(codes)}
 
     fingerprints = assign_fingerprints(ordered, ctx.root)
+    hottest = max((d.profile.count for d in ordered if d.profile is not None), default=0)
     results = []
     for diag, fp in zip(ordered, fingerprints):
         artifact = _artifact_location(diag.filename, ctx)
@@ -182,6 +198,8 @@ def build(
             ]
         if diag.fix is not None and diag.fix.edits:
             result["fixes"] = [_fix(diag.fix, artifact)]
+        if diag.profile is not None:
+            _add_profile(result, diag.profile, hottest)
         results.append(result)
 
     driver: dict[str, Any] = {"name": "pinlint"}
@@ -207,9 +225,9 @@ def render(
     diagnostics: Sequence[Diagnostic],
     ctx: ReportContext,
     *,
-    rules: Sequence[Rule] | None = None,
+    rules: Sequence[RuleDoc] | None = None,
 ) -> str:
     return (
-        json.dumps(build(diagnostics, ctx, rules=rules), indent=2, ensure_ascii=False)
+        json_text(json.dumps(build(diagnostics, ctx, rules=rules), indent=2, ensure_ascii=False))
         + "\n"
     )

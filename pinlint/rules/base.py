@@ -26,7 +26,8 @@ if TYPE_CHECKING:  # rule modules load without libcst: a warm cached run never i
 #: the keyword, and a literal positional ``True`` (``.to(dev, dtype, True)``, ``.copy_(src, True)``).
 NON_BLOCKING_TRIGGERS: tuple[Trigger, ...] = (
     Trigger(b"non_blocking", "non_blocking"),
-    Trigger(b"True", r"\.(?:to|cuda|copy_)\([^\n]*,[ \t]*True[ \t]*\)"),
+    # Argument spans bounded: unbounded, every `.to(` on a long line would scan to its end.
+    Trigger(b"True", r"\.(?:to|cuda|copy_)\([^\n]{0,2000},[ \t]*True[ \t]*\)"),
 )
 
 _API_TEXT = {

@@ -121,7 +121,7 @@ _DATA_TO_DEVICE = frozenset(f"torch.{n}" for n in torch_api.RUNTIME_DATA_TO_DEVI
 
 
 def _is_array_like_data(data: Any) -> str:
-    """Why ``torch.tensor(data, pin_memory=True)`` would raise, or "" (design §1)."""
+    """Why ``torch.tensor(data, pin_memory=True)`` would raise, or ""."""
     if isinstance(data, _Tensor):
         return "tensor data"
     if type(data).__module__ == "numpy":
@@ -434,11 +434,16 @@ class Session:
             return out
         out_type = out.device.type
         if out_type == "cpu":
-            if self.births.get(out) is None:  # first creator wins: as_tensor(t) returns t's storage
+            born = self.births.get(out) is None  # first creator wins: as_tensor(t) returns t's storage
+            if born or self.report.profile is not None:
+                site, _via = self.sites.find()
+                if self.report.profile is not None:
+                    # --profile: every call counts, not only the first birth of a storage.
+                    self.report.count_construction(name, site, out.numel() * out.element_size())
+            if born:
                 note = ""
                 if name == "torch.tensor" and args:
                     note = _is_array_like_data(args[0])
-                site, _via = self.sites.find()
                 if site is not None:
                     pin_false = pinnable and "pin_memory" in kwargs and not kwargs["pin_memory"]
                     self.births.add(out, Birth(name, site, pinnable and not note, note, pin_false))

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import click
 
 from pinlint.runtime.model import PageableNonBlockingCopy, Report
+from pinlint.runtime.profiling import ProfileTarget
 
 EXIT_VIOLATIONS = 1
 EXIT_USAGE = 2
@@ -121,11 +122,16 @@ def run_program(
 
 
 def run_program_result(
-    program: Program, strict: bool, simulate: str | None, threads: str = "all"
+    program: Program,
+    strict: bool,
+    simulate: str | None,
+    threads: str = "all",
+    report: Report | None = None,
 ) -> RunResult:
+    """``report``: record into this one (``trace --profile`` passes one with a recorder)."""
     from pinlint.runtime.watch import watch
 
-    w = watch(strict=strict, simulate=simulate, threads=threads)  # type: ignore[arg-type]
+    w = watch(strict=strict, simulate=simulate, threads=threads, report=report)  # type: ignore[arg-type]
     status = 0
     needed_cuda = False
     with _program_environment(program):
@@ -240,9 +246,22 @@ def render_report(report: Report, fmt: str, root: str | None = None) -> str:
     show_default=True,
     help="all: also watch threads the program starts; current: only the main thread.",
 )
+@click.option(
+    "--profile",
+    "profile_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Add how many times each host construction and H2D copy ran, per source position, to "
+    "this profile file (created when missing); `pinlint check --profile` ranks findings with it.",
+)
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 def trace_command(
-    strict: bool, simulate_cuda: bool, output_format: str, threads: str, command: tuple[str, ...]
+    strict: bool,
+    simulate_cuda: bool,
+    output_format: str,
+    threads: str,
+    command: tuple[str, ...],
+    profile_path: str | None = None,
 ) -> None:
     """Run a Python program under pinlint.runtime.watch and report its non_blocking H2D copies from
     pageable memory: pinlint trace [OPTIONS] -- python script.py ARGS (or -- python -m module ARGS)."""
@@ -254,12 +273,14 @@ def trace_command(
     except ImportError as exc:
         raise click.UsageError(str(exc)) from exc
     simulate = "fake" if simulate_cuda else None
+    target = _profile_target(profile_path)
+    given = Report(profile=target.recorder) if target is not None else None
     if output_format == "full":
-        result = run_program_result(program, strict, simulate, threads)
+        result = run_program_result(program, strict, simulate, threads, given)
     else:
         # stdout carries only the report: the program's prints go to stderr.
         with contextlib.redirect_stdout(sys.stderr):
-            result = run_program_result(program, strict, simulate, threads)
+            result = run_program_result(program, strict, simulate, threads, given)
     report, status = result.report, result.status
     text = render_report(report, output_format)
     if text:
@@ -281,7 +302,40 @@ def trace_command(
         click.echo(f"pinlint trace: warning: no H2D transfer was observed{hint}", err=True)
     click.echo(f"pinlint trace: program exited with status {status}", err=True)
     sys.stdout.flush()
+    if target is not None and not _write_profile(target):
+        click.get_current_context().exit(EXIT_USAGE)
     click.get_current_context().exit(EXIT_VIOLATIONS if report.violations else status)
+
+
+def _profile_target(path: str | None) -> ProfileTarget | None:
+    """The profile to append to, validated before the program runs (a bad file exits 2 now,
+    not after a long benchmark)."""
+    if path is None:
+        return None
+    from pinlint.profile import ProfileError
+
+    try:
+        return ProfileTarget(path)
+    except ProfileError as exc:
+        click.echo(f"pinlint trace: error: {exc}", err=True)
+        click.get_current_context().exit(EXIT_USAGE)
+    return None  # pragma: no cover - exit() raises
+
+
+def _write_profile(target: ProfileTarget) -> bool:
+    from pinlint.profile import ProfileError
+
+    try:
+        merged = target.write()
+    except (ProfileError, OSError) as exc:
+        click.echo(f"pinlint trace: error: cannot write the profile {target.path}: {exc}", err=True)
+        return False
+    click.echo(
+        f"pinlint trace: profile: {target.written} site(s) recorded; {target.path} now sums "
+        f"{merged.runs} run{'s' if merged.runs != 1 else ''} ({len(merged.entries())} site(s))",
+        err=True,
+    )
+    return True
 
 
 @click.command("probe")
@@ -301,7 +355,15 @@ def trace_command(
 def probe_command(run_spec: str | None, json_path: str | None, quick: bool) -> None:
     """On a CUDA machine, prove that pageable non_blocking copies block and pinned ones do not, by
     host timing and the profiler's memcpy kinds. Exit 0 pass, 1 fail, 2 usage, 3 skipped (no CUDA)."""
-    argv = [sys.executable, "-m", "pinlint.runtime.gpu_check"]
+    # `-m` puts the current directory first on sys.path, so a checkout's torch.py would be
+    # imported and run. Only --run (which runs the user's code by request) keeps it there.
+    if run_spec:
+        argv = [sys.executable, "-m", "pinlint.runtime.gpu_check"]
+    elif sys.version_info >= (3, 11):
+        argv = [sys.executable, "-P", "-m", "pinlint.runtime.gpu_check"]
+    else:  # pragma: no cover - no -P before 3.11: drop the cwd entry by hand
+        argv = [sys.executable, "-c", "import runpy, sys; del sys.path[0]; "
+                "runpy.run_module('pinlint.runtime.gpu_check', run_name='__main__', alter_sys=True)"]
     if run_spec:
         argv += ["--run", run_spec]
     if json_path:

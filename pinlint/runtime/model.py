@@ -8,8 +8,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from pinlint import profile as profile_format
 from pinlint.core.diagnostics import Diagnostic, Location
+from pinlint.runtime.profiling import ProfileRecorder
 from pinlint.runtime.sites import Site
+from pinlint.torch_api import RUNTIME_DATA_TO_DEVICE_FACTORIES
 
 #: Transfer kinds.
 BLOCKING = "blocking"  #: non_blocking=False: synchronous by request; not a violation
@@ -19,6 +22,8 @@ STAGED = (
     "pinned-but-staged"  #: violation: pinned, but a layout that copies through a pageable temporary
 )
 VIOLATION_KINDS = frozenset({PAGEABLE, STAGED})
+#: ``torch.tensor(data, device=cuda)`` and its kin: a transfer that is a device construction.
+_DEVICE_CONSTRUCTIONS = frozenset(f"torch.{n}" for n in RUNTIME_DATA_TO_DEVICE_FACTORIES)
 
 PIN001 = "PIN001"
 PIN002 = "PIN002"
@@ -247,6 +252,9 @@ class Report:
     total: int = 0
     #: Torch copies the watch saw but could not classify (blind spots), by entry point.
     unclassified: Counter[str] = field(default_factory=Counter)
+    #: Per-site counts for ``--profile`` (None: not profiling). Shared by the watches that record
+    #: into this report; it keeps counting past ``max_records``.
+    profile: ProfileRecorder | None = field(default=None, compare=False, repr=False)
 
     def add_unclassified(self, what: str) -> None:
         self.unclassified[what] += 1
@@ -265,8 +273,21 @@ class Report:
             line += f"; {blind} torch copy call(s) could not be classified ({kinds})"
         return line
 
+    def count_construction(self, api: str, site: Site | None, nbytes: int) -> None:
+        """A factory made a host tensor at ``site`` (counted only when profiling)."""
+        if self.profile is not None:
+            self.profile.count(profile_format.HOST_CONSTRUCTION, api, site, nbytes)
+
     def add(self, transfer: Transfer) -> Violation | None:
         self.total += 1
+        if self.profile is not None:
+            if transfer.non_blocking:
+                kind = profile_format.NON_BLOCKING_COPY
+            elif transfer.api in _DEVICE_CONSTRUCTIONS:
+                kind = profile_format.DEVICE_CONSTRUCTION
+            else:
+                kind = profile_format.BLOCKING_COPY
+            self.profile.count(kind, transfer.via or transfer.api, transfer.site, transfer.nbytes)
         violation = classify(transfer)
         if len(self.transfers) >= self.max_records:
             self.dropped += 1

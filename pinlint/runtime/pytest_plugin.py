@@ -56,6 +56,9 @@ class _State:
     unclassified: Counter[str] = field(default_factory=Counter)
     #: ``--pinlint-simulate=fake`` given: modules are imported under simulated CUDA too.
     explicit_fake: bool = False
+    #: ``--pinlint-profile=FILE``: every watched test counts into it; written at session end.
+    profile: Any = None
+    profile_message: str = ""
 
 
 _STATE = pytest.StashKey[_State]()
@@ -81,6 +84,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         dest="pinlint_simulate",
         help="simulation for tests that opt in (fixture or marker): auto (fake without CUDA), fake, none.",
     )
+    group.addoption(
+        "--pinlint-profile",
+        default=None,
+        dest="pinlint_profile",
+        metavar="FILE",
+        help="add how many times each host construction and H2D copy ran in the watched tests, per "
+        "source position, to this profile file (see `pinlint check --profile`).",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -98,7 +109,18 @@ def pytest_configure(config: pytest.Config) -> None:
             require_torch()
         except MissingTorchError as exc:
             raise pytest.UsageError(f"--pinlint-runtime={mode}: {exc}") from exc
-    config.stash[_STATE] = _State(mode=mode, simulate=simulate, explicit_fake=simulate == "fake")
+    state = _State(mode=mode, simulate=simulate, explicit_fake=simulate == "fake")
+    profile_path = config.getoption("pinlint_profile", None)
+    if profile_path:
+        from pinlint.profile import ProfileError
+        from pinlint.runtime.profiling import ProfileTarget
+
+        try:
+            # Validated now: a bad file stops the run before the tests, not after them.
+            state.profile = ProfileTarget(profile_path)
+        except ProfileError as exc:
+            raise pytest.UsageError(f"--pinlint-profile: {exc}") from None
+    config.stash[_STATE] = state
 
 
 def _plan_for(item: pytest.Item, opted_in: bool) -> _Plan | None:
@@ -123,6 +145,8 @@ def _plan_for(item: pytest.Item, opted_in: bool) -> _Plan | None:
     else:
         simulate = state.simulate if opted_in else None
     plan = _Plan(strict=strict, simulate=simulate)
+    if state.profile is not None:
+        plan.report.profile = state.profile.recorder
     item.stash[_PLAN] = plan
     return plan
 
@@ -198,11 +222,34 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
             warnings.warn(PinlintRuntimeWarning(report.summary()), stacklevel=1)
 
 
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Write the profile (one run for the whole session) before the terminal summary."""
+    state = session.config.stash.get(_STATE, None)
+    if state is None or state.profile is None or state.watched == 0:
+        return
+    from pinlint.profile import ProfileError
+
+    target = state.profile
+    try:
+        merged = target.write()
+    except (ProfileError, OSError) as exc:
+        state.profile_message = (
+            f"pinlint runtime: error: cannot write the profile {target.path}: {exc}"
+        )
+        return
+    state.profile_message = (
+        f"pinlint runtime: profile: {target.written} site(s) added to {target.path} "
+        f"({merged.runs} run(s), {len(merged.entries())} site(s))"
+    )
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     state = config.stash.get(_STATE, None)
     if state is None or state.watched == 0:
         return
     tr = terminalreporter
+    if state.profile_message:
+        tr.write_line(state.profile_message, red="error" in state.profile_message)
     if state.unclassified:
         kinds = ", ".join(f"{k} x{n}" for k, n in sorted(state.unclassified.items()))
         tr.write_line(

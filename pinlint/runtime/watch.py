@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -15,6 +16,7 @@ from typing import Any, Literal, TypeVar
 
 from pinlint.runtime._deps import require_torch
 from pinlint.runtime.model import Report
+from pinlint.runtime.profiling import ProfileTarget
 
 Simulate = Literal["fake", "auto"] | None
 Threads = Literal["current", "all"]
@@ -51,6 +53,11 @@ class watch:
         ``torch.accelerator`` queries say one device, streams/events/synchronize are no-ops.
     threads: ``"current"`` (the entering thread) or ``"all"``: also threads started while the
         watch is active (a scheduler's producer thread, a DataLoader's pin thread).
+    profile: a profile file (see docs/runtime.md): when the watch ends, how many times each host
+        construction and each host-to-device copy ran, per source position, is added to it (one
+        run per watch; the file is created when missing). An existing file is validated here,
+        when the watch is made, and a bad one raises :class:`pinlint.profile.ProfileError`.
+        ``profile_root``: the folder file names are relative to (default: the project root).
     """
 
     def __init__(
@@ -64,6 +71,8 @@ class watch:
         patch_cuda_available: bool = True,
         max_records: int = 100_000,
         threads: Threads = "current",
+        profile: str | os.PathLike[str] | None = None,
+        profile_root: str | os.PathLike[str] | None = None,
     ) -> None:
         if simulate not in _SIMULATE_VALUES:
             raise ValueError(f"simulate must be one of None, 'fake', 'auto'; got {simulate!r}")
@@ -80,6 +89,14 @@ class watch:
         self.report: Report | None = report
         self._stack: Any = None
         self._thread: int | None = None
+        self.profile = profile
+        self.profile_root = profile_root
+        self._profile: ProfileTarget | None = None
+        if profile is not None:
+            from pathlib import Path
+
+            root = Path(profile_root) if profile_root is not None else None
+            self._profile = ProfileTarget(profile, root)
 
     def _settings(self) -> dict[str, Any]:
         return {
@@ -90,6 +107,8 @@ class watch:
             "patch_cuda_available": self.patch_cuda_available,
             "max_records": self.max_records,
             "threads": self.threads,
+            "profile": self.profile,
+            "profile_root": self.profile_root,
         }
 
     def __enter__(self) -> Report:
@@ -109,6 +128,10 @@ class watch:
         )
         report.simulated = report.simulated or mode == "fake"
         stack = contextlib.ExitStack()
+        profile_run = _ProfileRun(self._profile, report) if self._profile is not None else None
+        if profile_run is not None:
+            # Last out: the file is written after the mode and the simulation are gone.
+            stack.callback(profile_run.finish)
         try:
             simulation = None
             if mode == "fake":
@@ -125,6 +148,8 @@ class watch:
         except BaseException:
             stack.close()
             raise
+        if profile_run is not None:
+            profile_run.entered = True
         self._stack = stack
         self._thread = threading.get_ident()
         self.report = report
@@ -156,6 +181,24 @@ class watch:
                 self.report = inner.report
 
         return wrapper  # type: ignore[return-value]
+
+
+class _ProfileRun:
+    """One watch's contribution to a profile file: a fresh recorder on the report while the
+    watch is active, merged into the file when it ends (each watch is one run)."""
+
+    def __init__(self, target: ProfileTarget, report: Report) -> None:
+        self.target = target
+        self.report = report
+        self.previous = report.profile
+        self.entered = False  # a watch whose setup failed is not a run
+        target.recorder = type(target.recorder)()
+        report.profile = target.recorder
+
+    def finish(self) -> None:
+        self.report.profile = self.previous
+        if self.entered:
+            self.target.write()
 
 
 def _watch_new_threads(session: Any, stack: contextlib.ExitStack) -> None:

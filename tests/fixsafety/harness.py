@@ -316,7 +316,7 @@ def run(
             [(str(a), p.lint_paths, use_subprocess) for p, (_, a) in zip(progs, dirs)],
             workers,
         )
-        for o, res, (b, a), sb in zip(outcomes, lint, dirs, snaps_before):
+        for o, res, (_b, a), sb in zip(outcomes, lint, dirs, snaps_before):
             if "exception" in res:
                 o.pinlint_error = res["exception"]
                 continue
@@ -352,7 +352,7 @@ def run(
                 outcomes[i].pinned_races = res.get("races", [])
             else:
                 outcomes[i].runs[key] = res
-        for o, (b, a), sb in zip(outcomes, dirs, snaps_before):
+        for o, (_b, a), sb in zip(outcomes, dirs, snaps_before):
             _assess(o, sb, _snapshot(a) if o.fixed else sb)
         return outcomes
     finally:

@@ -33,7 +33,7 @@ from torch.multiprocessing.reductions import StorageWeakRef
 #: The start of the error torch 2.13 CPU raises for ``pin_memory=True`` (the only one simulated away).
 NO_ALLOCATOR = "pin_memory=True requires a CUDA or other accelerator backend"
 
-#: Factories that accept ``pin_memory=`` (design.md §1).
+#: Factories that accept ``pin_memory=``.
 TORCH_FACTORIES = [
     *("tensor", "zeros", "ones", "empty", "full", "arange", "linspace", "logspace"),
     *("randint", "rand", "randn", "randperm", "eye", "empty_strided", "scalar_tensor"),
