@@ -75,7 +75,9 @@ def main() -> None:
             torch.zeros(8)
 
     def h2d(k: int) -> None:
-        src = torch.ones(8)  # created inside the block, as hot paths do: a FakeTensor
+        # Created inside the block, as hot paths do: a FakeTensor. Deliberately pageable: the
+        # benchmark times the watch catching this very copy, so pinlint's finding is suppressed.
+        src = torch.ones(8)  # noqa: PIN001
         for _ in range(k):
             src.to("cuda", non_blocking=True)
 

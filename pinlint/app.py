@@ -22,6 +22,7 @@ from pinlint.core.results import (
     FixPlan,
     Timings,
 )
+from pinlint.core.syntax import cpython_location, syntax_error_diagnostic
 from pinlint.core.text import digest
 from pinlint.fix.apply import unified_diff
 from pinlint.fix.helper import ConfiguredHelper, FileContext, HelperChoice, HelperResolver
@@ -241,13 +242,17 @@ def run_check(
             continue
         assert result.analysis is not None
         if result.analysis.syntax_error is not None:
-            row, column, message = result.analysis.syntax_error
-            run.errors.append((result.path, f"{row}:{column}: cannot parse: {message}"))
+            # A finding, not a stderr note: every format carries it and the run is never "clean".
+            run.diagnostics.append(_syntax_error(Path(result.path), None, result.analysis.syntax_error))
             continue
         _note_budget(run, result.path, result.analysis)
         diagnostics = builder.diagnostics(Path(result.path), result.analysis)
         if (options.fix or options.diff) and any(d.fix for d in diagnostics):
             diagnostics = _fix_file(Path(result.path), result, diagnostics, settings, builder, options, run)
+        if result.analysis.findings:
+            # Only the functions that could hold a finding were parsed: a file with findings is
+            # compiled whole, so that a syntax error elsewhere in it is reported too.
+            diagnostics.extend(_unparsable(Path(result.path), None))
         run.diagnostics.extend(diagnostics)
     run.diagnostics.sort(key=lambda d: d.sort_key())
     _apply_profile(run, config, options)
@@ -339,8 +344,7 @@ def check_stdin(text: str, filename: Path, config: Config, options: CheckOptions
         run.errors.append((str(filename), result.error or "cannot analyze"))
         return run
     if result.analysis.syntax_error is not None:
-        row, column, message = result.analysis.syntax_error
-        run.errors.append((str(filename), f"{row}:{column}: cannot parse: {message}"))
+        run.diagnostics.append(_syntax_error(filename, text, result.analysis.syntax_error))
         return run
     _note_budget(run, str(filename), result.analysis)
     builder = DiagnosticBuilder(config, options, lambda: _project(config, options, [filename]))
@@ -351,9 +355,32 @@ def check_stdin(text: str, filename: Path, config: Config, options: CheckOptions
         if options.diff and applied:
             run.diffs[str(filename)] = unified_diff(text, new_text, _display(filename))
         run.stdin_output = new_text
+    if result.analysis.findings:
+        diagnostics.extend(_unparsable(filename, text))
     run.diagnostics = sorted(diagnostics, key=lambda d: d.sort_key())
     _apply_profile(run, config, options)
     return run
+
+
+def _syntax_error(path: Path, text: str | None, fallback: tuple[int, int, str]) -> Diagnostic:
+    """PIN000 at CPython's location (the file is read again: only broken files pay for it)."""
+    if text is None:
+        try:
+            text = source.decode(path.read_bytes()).text
+        except (OSError, source.DecodeError):
+            text = None
+    return syntax_error_diagnostic(str(path), text, fallback)
+
+
+def _unparsable(path: Path, text: str | None) -> list[Diagnostic]:
+    """PIN000 for a file CPython cannot compile, or nothing."""
+    if text is None:
+        try:
+            text = source.decode(path.read_bytes()).text
+        except (OSError, source.DecodeError):
+            return []
+    located = cpython_location(text, str(path))
+    return [] if located is None else [syntax_error_diagnostic(str(path), text, (located[0].row, located[0].column, located[2]))]
 
 
 def _project(config: Config, options: CheckOptions, files: list[Path]) -> Project:

@@ -26,6 +26,14 @@ class DefaultToCheck(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         known = set(self.commands) | set(LAZY_COMMANDS) | {"--help", "-h", "--version", "-V"}
+        if args and args[0] not in known and _looks_like_command(args[0]):
+            # `pinlint chek` is a typo, not a path: say so rather than "no such file".
+            import difflib
+
+            close = difflib.get_close_matches(args[0], sorted(set(self.commands) | set(LAZY_COMMANDS)), n=1, cutoff=0.6)
+            if close:
+                hint = f" Did you mean `{close[0]}`?"
+                raise click.UsageError(f"no such command or path `{args[0]}`.{hint}", ctx)
         if not args or args[0] not in known:
             args = ["check", *args]
         return super().parse_args(ctx, args)
@@ -44,6 +52,61 @@ class DefaultToCheck(click.Group):
                 raise click.ClickException(f"`pinlint {cmd_name}` is unavailable: {exc}") from exc
         return super().get_command(ctx, cmd_name)
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Each command's whole first sentence (click cuts it at 45 characters by default)."""
+        rows = []
+        for name in self.list_commands(ctx):
+            try:
+                command = self.get_command(ctx, name)
+            except click.ClickException:
+                continue  # a lazy command that cannot load here is left out of the list
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit=200)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+def _looks_like_command(arg: str) -> bool:
+    """A bare word that is no existing path (a path, a glob or an option is never a typo)."""
+    return not arg.startswith("-") and arg.isidentifier() and not Path(arg).exists()
+
+
+#: `check --help` in sections, as ruff groups its options. Options not named here (added later)
+#: are listed under "Miscellaneous", so none is ever hidden.
+CHECK_OPTION_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Fixing", ("fix", "unsafe_fixes", "show_fixes", "diff", "fix_only")),
+    ("Rule selection", ("select", "extend_select", "ignore")),
+    ("File selection", ("exclude", "extend_exclude", "respect_gitignore", "force_exclude", "stdin_filename")),
+    ("Configuration", ("config_arg", "show_settings", "show_files")),
+    ("Output", ("output_format", "output_file", "statistics", "color", "quiet", "silent", "timings")),
+    ("Exit status", ("exit_zero", "exit_non_zero_on_fix")),
+    ("Suppressions and baselines", ("ignore_noqa", "add_noqa", "baseline_file", "write_baseline_file")),
+    ("Cache and workers", ("no_cache", "cache_dir", "jobs")),
+)
+
+
+class GroupedOptionsCommand(click.Command):
+    """A command whose ``--help`` lists its options in the sections of ``CHECK_OPTION_GROUPS``."""
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        records: dict[str, tuple[str, str]] = {}
+        order: list[str] = []
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is not None and param.name is not None and not isinstance(param, click.Argument):
+                records[param.name] = record
+                order.append(param.name)
+        for title, names in CHECK_OPTION_GROUPS:
+            rows = [records.pop(name) for name in names if name in records]
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
+        rest = [records[name] for name in order if name in records]
+        if rest:
+            with formatter.section("Miscellaneous"):
+                formatter.write_dl(rest)
+
 
 def _fail(message: str) -> None:
     from .safeio import printable
@@ -52,7 +115,7 @@ def _fail(message: str) -> None:
     sys.exit(EXIT_ERROR)
 
 
-@click.group(cls=DefaultToCheck, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group("pinlint", cls=DefaultToCheck, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "-V", "--version", prog_name="pinlint", message="%(prog)s %(version)s")
 def main() -> None:
     """pinlint: find and fix PyTorch host-to-device copies that are non_blocking in name only.
@@ -63,7 +126,7 @@ def main() -> None:
     """
 
 
-@main.command()
+@main.command(cls=GroupedOptionsCommand)
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--fix/--no-fix", default=False, help="Apply safe fixes.")
 @click.option("--unsafe-fixes/--no-unsafe-fixes", default=False, help="Also apply (with --fix) or show unsafe fixes.")
@@ -97,6 +160,9 @@ def main() -> None:
 @click.option("--profile", "profile", type=click.Path(dir_okay=False), default=None, metavar="FILE", help="A runtime profile (`pinlint trace --profile FILE`): show how many times each finding's site ran, hottest first.")
 @click.option("--hot-only/--no-hot-only", "hot_only", default=None, help="With --profile: report only findings whose site ran at least --min-runs times.")
 @click.option("--min-runs", "min_runs", type=click.IntRange(min=1), default=None, metavar="N", help="The least run count for --hot-only (default: 1); implies --hot-only.")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", help="Colour the full output: auto (on a terminal, unless NO_COLOR is set; FORCE_COLOR forces it), always, never.")
+@click.option("--show-settings", is_flag=True, help="Print the configuration that applies to each file, and exit.")
+@click.option("--show-files", is_flag=True, help="Print the files that would be checked, and exit.")
 def check(**kw: object) -> None:
     """Check PATHS (default: the current directory) for pageable non_blocking copies."""
     from .cli_check import run_check_command
@@ -150,6 +216,40 @@ def clean(cache_dir: str | None) -> None:
             from .safeio import printable
 
             click.echo(f"Removing cache at: {printable(str(target))}", err=True)
+
+
+@main.command("help")
+@click.argument("command", required=False)
+@click.pass_context
+def help_command(ctx: click.Context, command: str | None) -> None:
+    """Show the help of pinlint, or of COMMAND: `pinlint help check`."""
+    group = ctx.parent.command if ctx.parent is not None else main
+    parent = ctx.parent or ctx
+    if command is None:
+        click.echo(group.get_help(parent))
+        return
+    assert isinstance(group, click.Group)
+    sub = group.get_command(parent, command)
+    if sub is None:
+        import difflib
+
+        close = difflib.get_close_matches(command, group.list_commands(parent), n=1)
+        _fail(f"no such command `{command}`" + (f". Did you mean `{close[0]}`?" if close else ""))
+        return
+    with click.Context(sub, info_name=command, parent=parent) as sub_ctx:
+        click.echo(sub.get_help(sub_ctx))
+
+
+@main.command("version")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text")
+def version_command(output_format: str) -> None:
+    """Print pinlint's version (also `pinlint --version`)."""
+    if output_format == "json":
+        import json
+
+        click.echo(json.dumps({"version": __version__}))
+    else:
+        click.echo(f"pinlint {__version__}")
 
 
 def entry() -> None:  # pragma: no cover - console entry through __main__

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import click
 
 from . import __version__
-from .config import Config, ConfigError, load, selected_codes
+from .config import Config, ConfigError, ConfigResolver, selected_codes
 from .core.diagnostics import Diagnostic
+from .core.syntax import CODE as SYNTAX_CODE
 from .app import CheckOptions, CheckRun, check_stdin, run_check
 from .report import ReportContext
 from .report.human import display_path, render_concise, render_full, summary
@@ -83,6 +84,9 @@ class CheckArgs:
     profile: str | None = None
     hot_only: bool | None = None
     min_runs: int | None = None
+    color: str = "auto"
+    show_settings: bool = False
+    show_files: bool = False
     started: float = field(default_factory=time.perf_counter)
 
 
@@ -116,9 +120,18 @@ def run_check_command(**kw: object) -> int:
         return EXIT_ERROR
 
 
+def _selected(a: CheckArgs, config: Config) -> set[str]:
+    return selected_codes(config, _split(a.select) or None, _split(a.extend_select), _split(a.ignore))
+
+
 def _run(a: CheckArgs) -> int:
-    config = load(a.config_arg)
-    selected = selected_codes(config, _split(a.select) or None, _split(a.extend_select), _split(a.ignore))
+    resolver = ConfigResolver(a.config_arg)
+    config = resolver.base
+    paths = list(a.paths) or ["."]
+    if paths == ["-"] and a.stdin_filename:
+        # stdin takes the configuration of the file it stands for.
+        config = resolver.for_file(Path(a.stdin_filename).absolute())
+    selected = _selected(a, config)
     a.output_format = a.output_format or config.output_format or "full"
     if a.fix_only:
         a.fix = True
@@ -134,8 +147,10 @@ def _run(a: CheckArgs) -> int:
     )
     if not _profile_options(a, config, options):
         return EXIT_ERROR
-    paths = list(a.paths) or ["."]
     if paths == ["-"]:
+        if a.show_settings:
+            return _show_settings(a, [(config, [Path(a.stdin_filename or "-").absolute()])])
+        _verbose_configs(a, [(config, [])])
         return _run_stdin(a, config, options)
     if "-" in paths:
         _error("`-` (stdin) cannot be combined with other paths")
@@ -150,7 +165,7 @@ def _run(a: CheckArgs) -> int:
     if jobs > 1 and any(Path(p).is_dir() for p in paths) and not _warm_cache_likely(config, options):
         pool = runner.WorkerPool(jobs)
     try:
-        return _run_paths(a, paths, config, options, pool)
+        return _run_paths(a, paths, resolver, options, pool)
     finally:
         if pool is not None:
             pool.close()
@@ -204,12 +219,15 @@ def _run_stdin(a: CheckArgs, config: Config, options: CheckOptions) -> int:
         return EXIT_ERROR
     filename = Path(a.stdin_filename or "-").absolute()
     run = check_stdin(text, filename, config, options)
-    return _report(a, run, options, stdin=True, sources={str(filename): text})
+    # The findings that remain after --fix are located in the fixed text: draw excerpts from it.
+    shown = run.stdin_output if run.stdin_output is not None and options.fix else text
+    return _report(a, run, options, stdin=True, sources={str(filename): shown})
 
 
-def _run_paths(a: CheckArgs, paths: list[str], config: Config, options: CheckOptions, pool: object) -> int:
+def _run_paths(a: CheckArgs, paths: list[str], resolver: ConfigResolver, options: CheckOptions, pool: object) -> int:
     from .discovery import discover
 
+    config = resolver.base
     discovery_started = time.perf_counter()
     found = discover(
         paths,
@@ -223,11 +241,34 @@ def _run_paths(a: CheckArgs, paths: list[str], config: Config, options: CheckOpt
         for missing in found.missing:
             _error(f"{missing}: no such file or directory")
         return EXIT_ERROR
+    groups = resolver.group(found.files)
+    groups = _nested_excludes(groups, config, set(_explicit_files(paths)), a)
+    files = [file for _config, group in groups for file in group]
     discovery_seconds = time.perf_counter() - discovery_started
+    if a.show_files:
+        for file in sorted(files):
+            click.echo(display_path(str(file), Path.cwd()))
+        return EXIT_CLEAN
+    if a.show_settings:
+        return _show_settings(a, groups)
+    _verbose_configs(a, groups)
+    if not files and not found.problems and not a.silent:
+        click.echo("warning: No Python files found under the given path(s)", err=True)
 
-    progress = _progress(len(found.files), a.output_format or "full", a.silent or a.quiet)
+    progress = _progress(len(files), a.output_format or "full", a.silent or a.quiet)
     try:
-        run = run_check(found.files, config, options, on_progress=progress.advance if progress else None, pool=pool)  # type: ignore[arg-type]
+        run = CheckRun()
+        for group_config, group in groups:
+            group_options = options if group_config is config else replace(options, selected=_selected(a, group_config))
+            part = run_check(group, group_config, group_options, on_progress=progress.advance if progress else None, pool=pool)  # type: ignore[arg-type]
+            _merge(run, part)
+        # The order run_check gives each group: hottest first with a profile, else by place.
+        if options.profile is not None:
+            run.diagnostics.sort(key=lambda d: (-(d.profile.count if d.profile else 0), *d.sort_key()))
+        else:
+            run.diagnostics.sort(key=lambda d: d.sort_key())
+        # Statistics and the report name every rule any configuration selected.
+        options.selected = set().union(options.selected, *(_selected(a, c) for c, _files in groups if c is not config))
     finally:
         if progress:
             progress.stop()
@@ -249,13 +290,17 @@ def _run_paths(a: CheckArgs, paths: list[str], config: Config, options: CheckOpt
     if a.write_baseline_file:
         from .baseline import write_baseline
 
+        # A syntax error is never "known": it is not recorded, so it cannot be baselined away.
+        recorded = [d for d in run.diagnostics if d.code != SYNTAX_CODE]
         try:
-            write_baseline(run.diagnostics, Path(a.write_baseline_file), config.root)
+            write_baseline(recorded, Path(a.write_baseline_file), config.root)
         except OSError as exc:
             _error(f"cannot write the baseline {a.write_baseline_file}: {exc.strerror or exc}")
             return EXIT_ERROR
         if not a.silent:
-            click.echo(f"Wrote {len(run.diagnostics)} finding(s) to the baseline {a.write_baseline_file}.", err=True)
+            click.echo(f"Wrote {len(recorded)} finding(s) to the baseline {a.write_baseline_file}.", err=True)
+            if len(recorded) < len(run.diagnostics):
+                click.echo(f"warning: {len(run.diagnostics) - len(recorded)} syntax error(s) not recorded: fix them", err=True)
         return EXIT_CLEAN
     if a.baseline_file:
         from .baseline import BaselineError, filter_new, load_baseline
@@ -265,8 +310,92 @@ def _run_paths(a: CheckArgs, paths: list[str], config: Config, options: CheckOpt
         except BaselineError as exc:
             _error(str(exc))
             return EXIT_ERROR
-        run.diagnostics = filter_new(run.diagnostics, known, config.root)
+        syntax_errors = [d for d in run.diagnostics if d.code == SYNTAX_CODE]
+        new = filter_new([d for d in run.diagnostics if d.code != SYNTAX_CODE], known, config.root)
+        run.diagnostics = sorted([*new, *syntax_errors], key=lambda d: d.sort_key())
     return _report(a, run, options, stdin=False)
+
+
+def _explicit_files(paths: list[str]) -> list[Path]:
+    return [Path(p).absolute() for p in paths if Path(p).is_file()]
+
+
+def _nested_excludes(groups: list[tuple[Config, list[Path]]], base: Config, explicit: set[Path], a: CheckArgs) -> list[tuple[Config, list[Path]]]:
+    """A nested configuration's `exclude` / `extend-exclude` apply below its directory (the walk
+    used the base configuration's). Files named on the command line stay, as in discovery."""
+    from .discovery import Excluder
+
+    out = []
+    for config, files in groups:
+        if config is base:
+            out.append((config, files))
+            continue
+        patterns = [*(_split(a.exclude) if a.exclude else config.exclude), *config.extend_exclude, *_split(a.extend_exclude)]
+        excluder = Excluder(patterns, config.root)
+        root = config.root.resolve()
+        kept = []
+        for file in files:
+            if file in explicit and not (config.force_exclude if a.force_exclude is None else a.force_exclude):
+                kept.append(file)
+                continue
+            parts = [file, *file.parents]
+            if not any(excluder.excluded(part) for part in parts if part.resolve() != root and root in part.resolve().parents):
+                kept.append(file)
+        out.append((config, kept))
+    return out
+
+
+def _merge(run: CheckRun, part: CheckRun) -> None:
+    run.diagnostics.extend(part.diagnostics)
+    run.fixed.extend(part.fixed)
+    run.dropped.extend(part.dropped)
+    run.errors.extend(part.errors)
+    run.diffs.update(part.diffs)
+    run.skipped.extend(part.skipped)
+    run.over_budget.extend(part.over_budget)
+    run.profile_dropped += part.profile_dropped
+    for phase, seconds in part.timings.phases.items():
+        run.timings.add(phase, seconds)
+    run.timings.files += part.timings.files
+    run.timings.triaged += part.timings.triaged
+    run.timings.cache_hits += part.timings.cache_hits
+    run.timings.parsed_lines += part.timings.parsed_lines
+
+
+def _config_name(config: Config) -> str:
+    return display_path(str(config.path), Path.cwd()) if config.path else "none (the defaults)"
+
+
+def _verbose_configs(a: CheckArgs, groups: list[tuple[Config, list[Path]]]) -> None:
+    """`-v`: which configuration applied, to how many files."""
+    if not a.timings:
+        return
+    for config, files in groups:
+        count = f" ({len(files)} file{'s' if len(files) != 1 else ''})" if files else ""
+        click.echo(f"pinlint: configuration: {_config_name(config)}{count}", err=True)
+
+
+def _show_settings(a: CheckArgs, groups: list[tuple[Config, list[Path]]]) -> int:
+    """The resolved settings of each configuration, and the files it applies to (ruff prints
+    one file's; a run over several projects has several)."""
+    from dataclasses import fields
+
+    out = []
+    for config, files in groups:
+        out.append(f"Configuration: {_config_name(config)}")
+        out.append(f"Project root: {display_path(str(config.root), Path.cwd()) or '.'}")
+        shown = ", ".join(display_path(str(f), Path.cwd()) for f in sorted(files)[:5])
+        more = f", ... ({len(files)} in all)" if len(files) > 5 else ""
+        out.append(f"Files: {shown}{more}")
+        out.append(f"selected = {sorted(_selected(a, config))}")
+        for f in fields(config):
+            if f.name in ("path", "root"):
+                continue
+            value = getattr(config, f.name)
+            out.append(f"{f.name.replace('_', '-')} = {str(value) if isinstance(value, Path) else value!r}")
+        out.append("")
+    click.echo("\n".join(out), nl=False)
+    return EXIT_CLEAN
 
 
 class _Progress:
@@ -341,7 +470,7 @@ def _report(a: CheckArgs, run: CheckRun, options: CheckOptions, *, stdin: bool, 
         out_stream.write(run.stdin_output or "")
         out_stream.flush()
 
-    color = out_stream.isatty() and not output_file
+    color = _color(a.color, out_stream.isatty() and not output_file)
     if statistics:
         from .report.statistics import render_statistics
 
@@ -355,6 +484,7 @@ def _report(a: CheckArgs, run: CheckRun, options: CheckOptions, *, stdin: bool, 
             from .safeio import project_root, write_replacing
 
             try:
+                Path(output_file).parent.mkdir(parents=True, exist_ok=True)  # `-o reports/x.json` in a fresh checkout
                 # Replaces a committed symlink instead of writing through it; non-UTF-8 file
                 # names (surrogate escapes) are written as escapes instead of crashing.
                 write_replacing(output_file, text.encode("utf-8", "backslashreplace"), project_root(Path.cwd()))
@@ -383,6 +513,20 @@ def _report(a: CheckArgs, run: CheckRun, options: CheckOptions, *, stdin: bool, 
     if run.diagnostics and not exit_zero and not fix_only:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _color(choice: str, terminal: bool) -> bool:
+    """--color: always / never; auto colours a terminal unless NO_COLOR is set, and FORCE_COLOR
+    colours even a pipe (the conventions of no-color.org and force-color.org, as ruff follows)."""
+    import os
+
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return terminal
 
 
 def _show_fixes(run: CheckRun, root: Path) -> str:

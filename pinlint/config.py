@@ -168,6 +168,13 @@ def _table(path: Path) -> dict[str, Any]:
     return table
 
 
+def _parse_override(config_arg: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(config_arg)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"--config {config_arg!r} is neither a file nor a valid `key = value` TOML override: {exc}") from exc
+
+
 def load(config_arg: str | None, cwd: Path | None = None) -> Config:
     cwd = cwd or Path.cwd()
     overrides: dict[str, Any] = {}
@@ -177,23 +184,41 @@ def load(config_arg: str | None, cwd: Path | None = None) -> Config:
         if candidate.is_file():
             path = candidate.resolve()
         elif "=" in config_arg:
-            try:
-                overrides = tomllib.loads(config_arg)
-            except tomllib.TOMLDecodeError as exc:
-                raise ConfigError(f"--config {config_arg!r} is neither a file nor a valid `key = value` TOML override: {exc}") from exc
+            overrides = _parse_override(config_arg)
             path = find_config(cwd)
         else:
             raise ConfigError(f"--config {config_arg}: no such file")
     else:
         path = find_config(cwd)
+    return load_path(path, cwd, overrides, f"--config {config_arg!r}" if overrides else "")
+
+
+def load_path(path: Path | None, cwd: Path, overrides: dict[str, Any] | None = None, override_where: str = "") -> Config:
+    """The Config of one configuration file (or the defaults, rooted at ``cwd``), with the
+    command line's ``--config KEY=VALUE`` overrides on top. An error names where it is: the file,
+    or the override."""
     table = _table(path) if path else {}
-    table = {**table, **overrides}
     config = Config(path=path, root=path.parent if path else cwd, project_root=project_root(path.parent if path else cwd))
-    where = f"{path}" if path else "--config"
+    _apply(config, table, f"{path}" if path else "--config", "[tool.pinlint]" if path is None or path.name == "pyproject.toml" else path.name)
+    if overrides:
+        _apply(config, overrides, override_where or "--config", "the override")
+    return config
+
+
+def _did_you_mean(key: str) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(key, list(KEYS), n=1, cutoff=0.6)
+    if not close and key.replace("_", "-") in KEYS:
+        close = [key.replace("_", "-")]
+    return f"; did you mean `{close[0]}`?" if close else ""
+
+
+def _apply(config: Config, table: dict[str, Any], where: str, section: str) -> None:
     for key, value in table.items():
         if key not in KEYS:
             known = ", ".join(sorted(KEYS))
-            raise ConfigError(f"{where}: unknown key `{printable(str(key))}` in [tool.pinlint] (known keys: {known})")
+            raise ConfigError(f"{where}: unknown key `{printable(str(key))}` in {section}{_did_you_mean(str(key))} (known keys: {known})")
         expected, _doc = KEYS[key]
         if not isinstance(value, expected) or (expected is list and not all(isinstance(v, str) for v in value)):
             kind = {list: "a list of strings", dict: "a table", bool: "true or false", str: "a string", int: "an integer"}[expected]
@@ -226,7 +251,49 @@ def load(config_arg: str | None, cwd: Path | None = None) -> Config:
             except ValueError as exc:
                 raise ConfigError(f"{where}: {exc}") from exc
         setattr(config, attr, value)
-    return config
+
+
+class ConfigResolver:
+    """Which configuration applies to a file: the nearest ``pinlint.toml`` / ``pyproject.toml``
+    with ``[tool.pinlint]`` above it (ruff's hierarchical model), with the command line's
+    ``--config KEY=VALUE`` overrides applied to every one of them. ``--config PATH`` makes that
+    file apply to every file, as in ruff. A file with no configuration above it gets the one
+    found from the current directory (``base``)."""
+
+    def __init__(self, config_arg: str | None, cwd: Path | None = None) -> None:
+        self.cwd = cwd or Path.cwd()
+        self.base = load(config_arg, self.cwd)
+        self.explicit = bool(config_arg) and Path(str(config_arg)).is_file()
+        self.overrides = _parse_override(config_arg) if config_arg and not self.explicit else {}
+        self.override_where = f"--config {config_arg!r}" if self.overrides else ""
+        # Keyed by resolved path, so that the base file reached through a symlinked directory is
+        # still the base configuration (one group, one cache), not a second copy of it.
+        self._by_path: dict[Path | None, Config] = {
+            self.base.path.resolve() if self.base.path else None: self.base
+        }
+        self._by_directory: dict[Path, Path | None] = {}
+
+    def for_file(self, file: Path) -> Config:
+        if self.explicit:
+            return self.base
+        directory = file.absolute().parent
+        if directory not in self._by_directory:
+            self._by_directory[directory] = find_config(directory)
+        found = self._by_directory[directory]
+        if found is None:
+            return self.base
+        found = found.resolve()
+        if found not in self._by_path:
+            self._by_path[found] = load_path(found, self.cwd, self.overrides, self.override_where)
+        return self._by_path[found]
+
+    def group(self, files: list[Path]) -> list[tuple[Config, list[Path]]]:
+        """The files by the configuration that applies to them, in first-seen order."""
+        groups: dict[int, tuple[Config, list[Path]]] = {}
+        for file in files:
+            config = self.for_file(file)
+            groups.setdefault(id(config), (config, []))[1].append(file)
+        return list(groups.values())
 
 
 def raw_cache_dir(table: dict[str, Any]) -> str:

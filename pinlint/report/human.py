@@ -97,7 +97,8 @@ def render_full(
     from rich.console import Console
     from rich.text import Text
 
-    console = Console(force_terminal=True, width=width or 200, highlight=False, soft_wrap=True)
+    # no_color=False: the caller decided (--color, NO_COLOR, FORCE_COLOR); rich must not re-decide.
+    console = Console(force_terminal=True, no_color=False, width=width or 200, highlight=False, soft_wrap=True)
     with console.capture() as capture:
         for line in lines:
             text = Text()

@@ -1,8 +1,8 @@
 """``--statistics``: counts per rule, as ruff prints them.
 
 Text (flake8's ``--statistics`` layout, as ruff mimics it): ``count<TAB>CODE<TAB>[*] name``,
-counts right-aligned and codes padded to a common width; ``[*]`` marks a rule with at least
-one applicable fix, ``[ ]`` one without, and the marks are left out altogether when no rule
+counts right-aligned and codes padded to a common width; ``[*]`` marks a rule whose findings
+all have an applicable fix, ``[-]`` one where only some have, ``[ ]`` one without, and the marks are left out altogether when no rule
 has an applicable fix (ruff does the same). JSON: ``[{code, name, count, fixable,
 fixable_count}]`` where ``fixable`` means every finding of the rule is fixable.
 
@@ -87,7 +87,8 @@ def render_statistics(
     any_fixable = any(s.fixable_count for s in stats)
     lines = []
     for s in stats:
-        mark = ("[*] " if s.fixable_count else "[ ] ") if any_fixable else ""
+        # ruff's marks: every finding fixable, only some of them, none.
+        mark = ("[*] " if s.fixable else "[-] " if s.fixable_count else "[ ] ") if any_fixable else ""
         lines.append(
             f"{s.count:>{count_width}}\t{s.code:<{code_width}}\t{mark}{s.name}"
         )

@@ -24,10 +24,8 @@ class UnpinnedNonBlockingCopy(Rule):
     def check(self, event: object, ctx: RuleContext) -> Finding | None:
         if not isinstance(event, SinkHit) or not event.origin.pinnable:
             return None  # PIN002's case: this birth cannot take pin_memory=
-        message = (
-            f"`{event.origin.what}` allocates in pageable memory and {ctx.reaches(event)}: "
-            "the copy is not asynchronous; allocate it with `pin_memory=`"
-        )
+        # The headline says what is wrong; the help line says how to fix it (`pin_memory=`).
+        message = f"`{event.origin.what}` is pageable and {ctx.reaches(event)}: the copy is not asynchronous"
         plan, note = _plan(event, ctx)
         return ctx.copy_finding(self.code, event, message, plan=plan, note=note)
 

@@ -22,10 +22,8 @@ class UnpinnableNonBlockingSource(Rule):
     def check(self, event: object, ctx: RuleContext) -> Finding | None:
         if not isinstance(event, SinkHit) or event.origin.pinnable:
             return None  # PIN001's case: pin_memory= can be added at the birth
-        message = (
-            f"{_article(event.origin.what)} is pageable host memory and {ctx.reaches(event)}: "
-            "the copy is not asynchronous and it cannot be pinned where it is made"
-        )
+        # The headline says what is wrong; the help line (REMEDY) says why pinning at birth fails.
+        message = f"{_article(event.origin.what)} is pageable and {ctx.reaches(event)}: the copy is not asynchronous"
         return ctx.copy_finding(self.code, event, message, note=REMEDY)
 
 

@@ -90,7 +90,7 @@ def test_select_pin_reports_rows_and_columns(project: Path) -> None:
         [sys.executable, "-m", "flake8", "--isolated", "--select", "PIN", "hot.py"],
         cwd=project, capture_output=True, text=True, timeout=60,
     ).stdout
-    assert "hot.py:5:16: PIN001 `torch.tensor(...)` allocates in pageable memory and reaches `.to(..., non_blocking=True)` on line 9" in full
+    assert "hot.py:5:16: PIN001 `torch.tensor(...)` is pageable and reaches `.to(..., non_blocking=True)` on line 9" in full
 
 
 def test_positions_match_pinlint_check(project: Path) -> None:

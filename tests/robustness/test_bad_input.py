@@ -49,7 +49,18 @@ def _assert_good_file_still_checked(result: Result, name: str = "good.py") -> No
 
 
 def _assert_diagnostic(result: Result, name: str, *words: str) -> None:
+    """A problem with file ``name`` is reported: on stderr, or (a syntax error, PIN000) as a
+    finding of the json output, rendered here as ``name:row:column: CODE message``."""
     lines = [line for line in result.stderr.splitlines() if name in line]
+    try:
+        findings = _json_findings(result)
+    except ValueError:
+        findings = []
+    lines += [
+        f"{name}:{f['location']['row']}:{f['location']['column']}: {f['code']} {f['message']}"
+        for f in findings
+        if Path(f["filename"]).name == name and f["code"] == "PIN000"
+    ]
     assert lines, f"[{result.how}] no diagnostic naming {name}\n{result}"
     for word in words:
         assert any(word in line for line in lines), f"[{result.how}] diagnostic for {name} lacks {word!r}: {lines}"
@@ -67,10 +78,11 @@ def test_syntax_error_reported_with_path_line_and_message(tmp_path: Path) -> Non
     for result in _check_json(project):
         result.assert_no_crash()
         assert result.exit_code == 1, result
-        _assert_diagnostic(result, "a_broken.py", "cannot parse")
-        line = next(line for line in result.stderr.splitlines() if "a_broken.py" in line)
-        # path:row:column, then the parser's own words
-        assert "a_broken.py: 6:" in line or "a_broken.py:6:" in line or "a_broken.py: 5:" in line, line
+        _assert_diagnostic(result, "a_broken.py", "PIN000 SyntaxError")
+        [finding] = [f for f in _json_findings(result) if f["code"] == "PIN000"]
+        line = f"a_broken.py:{finding['location']['row']}:{finding['location']['column']}: {finding['message']}"
+        # A finding at CPython's own location (the unclosed `(`), then the parser's own words.
+        assert line.startswith("a_broken.py:5:21: "), line
         assert "expected" in line or "never closed" in line or "invalid syntax" in line, line
         _assert_good_file_still_checked(result)
 
