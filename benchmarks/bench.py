@@ -57,6 +57,8 @@ def resolve_pinlint(cmd: str | None) -> list[str]:
             return [str(cand)]
     py = REPO / ".venv" / "bin" / "python"
     return ["env", f"PYTHONPATH={REPO}", str(py if py.exists() else sys.executable), "-m", "pinlint"]
+
+
 TOOLS_BIN = HERE / ".tools" / "bin"
 SEMGREP_RULE = HERE / "pin001.semgrep.yml"
 # Kept as .txt so that linting this repository (pinlint, ruff) does not pick up its deliberate
@@ -91,8 +93,14 @@ class Tool:
 
     def run(self) -> float:
         t0 = time.perf_counter()
-        proc = subprocess.run(self.argv, check=False, cwd=self.cwd, env=_env(), stderr=subprocess.PIPE,
-                              stdout=subprocess.PIPE if self.keep_output else subprocess.DEVNULL)
+        proc = subprocess.run(
+            self.argv,
+            check=False,
+            cwd=self.cwd,
+            env=_env(),
+            stderr=subprocess.PIPE,
+            stdout=subprocess.PIPE if self.keep_output else subprocess.DEVNULL,
+        )
         dt = time.perf_counter() - t0
         if proc.returncode not in self.ok_codes:
             err = proc.stderr.decode(errors="replace")[-2000:]
@@ -194,16 +202,38 @@ def sample_markers(path: Path = SMALL_FILE) -> tuple[set[int], set[int]]:
 
 def score_sample(found: set[int], path: Path = SMALL_FILE) -> dict[str, object]:
     bad, ok = sample_markers(path)
-    return {"found": len(found & bad), "missed": len(bad - found), "false_positives": len(found & ok),
-            "missed_lines": sorted(bad - found), "false_positive_lines": sorted(found & ok),
-            "unmarked_lines": sorted(found - bad - ok)}
+    return {
+        "found": len(found & bad),
+        "missed": len(bad - found),
+        "false_positives": len(found & ok),
+        "missed_lines": sorted(bad - found),
+        "false_positive_lines": sorted(found & ok),
+        "unmarked_lines": sorted(found - bad - ok),
+    }
 
 
 def semgrep_lines(semgrep: str, target: Path) -> set[int]:
     """Lines the semgrep rule reports in one file (used on the sample)."""
-    proc = subprocess.run([semgrep, "scan", "--metrics=off", "--disable-version-check", "-q", "--config",
-                           str(SEMGREP_RULE), "--json", "--no-git-ignore", "--project-root", str(target.parent),
-                           str(target)], capture_output=True, text=True, env=_env(), check=True)
+    proc = subprocess.run(
+        [
+            semgrep,
+            "scan",
+            "--metrics=off",
+            "--disable-version-check",
+            "-q",
+            "--config",
+            str(SEMGREP_RULE),
+            "--json",
+            "--no-git-ignore",
+            "--project-root",
+            str(target.parent),
+            str(target),
+        ],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        check=True,
+    )
     return {res["start"]["line"] for res in json.loads(proc.stdout)["results"]}
 
 
@@ -254,10 +284,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", nargs="+", type=Path, help="directories to scan (default: corpus.py --set)")
     ap.add_argument("--set", default="bench", choices=[*corpus_mod.SETS, "all"], help="default corpus set")
-    ap.add_argument("--pinlint", help=f"pinlint command (default: {DEFAULT_PINLINT}, else `python -m pinlint` "
-                    "from this checkout)")
-    ap.add_argument("--snapshot", action="store_true",
-                    help="run a copy of pinlint's package taken at the start (immune to concurrent edits)")
+    ap.add_argument(
+        "--pinlint", help=f"pinlint command (default: {DEFAULT_PINLINT}, else `python -m pinlint` from this checkout)"
+    )
+    ap.add_argument(
+        "--snapshot",
+        action="store_true",
+        help="run a copy of pinlint's package taken at the start (immune to concurrent edits)",
+    )
     ap.add_argument("--ruff", default=str(TOOLS_BIN / "ruff"))
     ap.add_argument("--semgrep", default=str(TOOLS_BIN / "semgrep"))
     ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds for pinlint and ruff (default 5)")
@@ -283,8 +317,11 @@ def main(argv: list[str] | None = None) -> int:
     files = corpus_mod.py_files(dirs)
     per_dir = {d.name: corpus_mod.stats([d]) for d in dirs}
     total = corpus_mod.stats(dirs)
-    print(f"corpus: {', '.join(rel)} under {cwd}: {total['files']:,} files, {total['lines']:,} lines, "
-          f"{total['bytes'] / 1e6:.0f} MB", flush=True)
+    print(
+        f"corpus: {', '.join(rel)} under {cwd}: {total['files']:,} files, {total['lines']:,} lines, "
+        f"{total['bytes'] / 1e6:.0f} MB",
+        flush=True,
+    )
     load_start = os.getloadavg()[0]
     warm_read = warm_page_cache(files)
     print(f"untimed warm-up read of the corpus: {warm_read:.2f} s", flush=True)
@@ -309,8 +346,9 @@ def main(argv: list[str] | None = None) -> int:
         last = out.splitlines()[-1] if out else str(rc)
         versions["pinlint"] = last if pinlint_ok else f"unavailable ({last})"
         if not pinlint_ok:
-            notes.append(f"pinlint could not be run (`{shlex.join(pinlint_argv)} --version`: exit {rc}); "
-                         "its rows are missing.")
+            notes.append(
+                f"pinlint could not be run (`{shlex.join(pinlint_argv)} --version`: exit {rc}); its rows are missing."
+            )
             print(f"pinlint unavailable: {out[-300:]}", flush=True)
         py = _pinlint_python(pinlint_argv)
         if py:
@@ -322,8 +360,10 @@ def main(argv: list[str] | None = None) -> int:
                 versions["libcst"] = cstv
     rc, out = _capture([args.ruff, "--version"])
     if rc != 0:
-        raise SystemExit(f"ruff not runnable ({args.ruff}); install it: python3 -m venv benchmarks/.tools && "
-                         "benchmarks/.tools/bin/pip install ruff semgrep")
+        raise SystemExit(
+            f"ruff not runnable ({args.ruff}); install it: python3 -m venv benchmarks/.tools && "
+            "benchmarks/.tools/bin/pip install ruff semgrep"
+        )
     versions["ruff"] = out.split()[-1]
     use_semgrep = args.semgrep_rounds > 0
     if use_semgrep:
@@ -342,27 +382,58 @@ def main(argv: list[str] | None = None) -> int:
         timings = ["--timings"]
     tools: dict[str, Tool] = {}
     if pinlint_ok:
-        tools["pinlint_cold"] = Tool("pinlint cold", [*pinlint_argv, "check", *rel, "--no-cache", *common, *timings],
-                                     cwd, keep_output=True)
-        tools["pinlint_warm"] = Tool("pinlint warm", [*pinlint_argv, "check", *rel, "--cache-dir", str(cache_dir),
-                                                      *common, *timings], cwd, keep_output=True)
-    tools["ruff"] = Tool("ruff", [args.ruff, "check", "--select", "E,F", "--no-cache", "--exit-zero", "--quiet", *rel],
-                         cwd)
+        tools["pinlint_cold"] = Tool(
+            "pinlint cold", [*pinlint_argv, "check", *rel, "--no-cache", *common, *timings], cwd, keep_output=True
+        )
+        tools["pinlint_warm"] = Tool(
+            "pinlint warm",
+            [*pinlint_argv, "check", *rel, "--cache-dir", str(cache_dir), *common, *timings],
+            cwd,
+            keep_output=True,
+        )
+    tools["ruff"] = Tool(
+        "ruff", [args.ruff, "check", "--select", "E,F", "--no-cache", "--exit-zero", "--quiet", *rel], cwd
+    )
     semgrep_json = tmp / "semgrep.json"
     if use_semgrep:
         # --project-root . + the corpus root's empty .semgrepignore: do not skip tests/ (semgrep's
         # default ignore list would); --no-git-ignore: the corpus lives in a git-ignored folder.
-        tools["semgrep"] = Tool("semgrep", [args.semgrep, "scan", "--metrics=off", "--disable-version-check", "-q",
-                                            "--config", str(SEMGREP_RULE), "--json", "--output", str(semgrep_json),
-                                            "--no-git-ignore", "--project-root", ".", "--max-target-bytes=0",
-                                            "--jobs", str(nproc), *rel], cwd)
+        tools["semgrep"] = Tool(
+            "semgrep",
+            [
+                args.semgrep,
+                "scan",
+                "--metrics=off",
+                "--disable-version-check",
+                "-q",
+                "--config",
+                str(SEMGREP_RULE),
+                "--json",
+                "--output",
+                str(semgrep_json),
+                "--no-git-ignore",
+                "--project-root",
+                ".",
+                "--max-target-bytes=0",
+                "--jobs",
+                str(nproc),
+                *rel,
+            ],
+            cwd,
+        )
 
     # ---- prime pinlint's cache (untimed) and check it is used
     if pinlint_ok:
         print("priming pinlint's cache (untimed) ...", flush=True)
         t0 = time.perf_counter()
-        subprocess.run(tools["pinlint_warm"].argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       check=True, env=_env())
+        subprocess.run(
+            tools["pinlint_warm"].argv,
+            cwd=cwd,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=True,
+            env=_env(),
+        )
         prime_s = time.perf_counter() - t0
         if not cache_dir.exists() or not any(cache_dir.iterdir()):
             notes.append(f"pinlint wrote nothing to --cache-dir {cache_dir}: the warm numbers may not be warm.")
@@ -392,26 +463,44 @@ def main(argv: list[str] | None = None) -> int:
         cold_same = all(normalized_findings(o) == ref for o in tools["pinlint_cold"].outputs)
         warm_same = all(normalized_findings(o) == ref for o in tools["pinlint_warm"].outputs)
         print("pinlint --jobs 1 --no-cache (untimed correctness run) ...", flush=True)
-        j1 = Tool("pinlint jobs1", [*pinlint_argv, "check", *rel, "--no-cache", "--jobs", "1", *common], cwd,
-                  keep_output=True)
+        j1 = Tool(
+            "pinlint jobs1", [*pinlint_argv, "check", *rel, "--no-cache", "--jobs", "1", *common], cwd, keep_output=True
+        )
         j1.run()
         j1_same = normalized_findings(j1.outputs[0]) == ref
-        correctness = {"findings": len(ref), "cold runs identical": cold_same, "warm == cold": warm_same,
-                       "--jobs 1 == default": j1_same, "jobs1_seconds": j1.times[0]}
+        correctness = {
+            "findings": len(ref),
+            "cold runs identical": cold_same,
+            "warm == cold": warm_same,
+            "--jobs 1 == default": j1_same,
+            "jobs1_seconds": j1.times[0],
+        }
         failed = not (cold_same and warm_same and j1_same)
         if failed:  # say what differs (first few), against the first cold run
             diffs = []
-            for label, outs in (("cold", tools["pinlint_cold"].outputs), ("warm", tools["pinlint_warm"].outputs),
-                                ("jobs1", j1.outputs)):
+            for label, outs in (
+                ("cold", tools["pinlint_cold"].outputs),
+                ("warm", tools["pinlint_warm"].outputs),
+                ("jobs1", j1.outputs),
+            ):
                 for i, o in enumerate(outs):
                     got = normalized_findings(o)
                     if got != ref:
-                        diffs.append({"run": f"{label}[{i}]", "missing": sorted(set(ref) - set(got))[:5],
-                                      "extra": sorted(set(got) - set(ref))[:5], "count": len(got)})
+                        diffs.append(
+                            {
+                                "run": f"{label}[{i}]",
+                                "missing": sorted(set(ref) - set(got))[:5],
+                                "extra": sorted(set(got) - set(ref))[:5],
+                                "count": len(got),
+                            }
+                        )
             correctness["differences"] = diffs
             for d in diffs:
-                print(f"  differs: {d['run']}: {d['count']} findings vs {len(ref)}; "
-                      f"missing {d['missing'][:2]}, extra {d['extra'][:2]}", file=sys.stderr)
+                print(
+                    f"  differs: {d['run']}: {d['count']} findings vs {len(ref)}; "
+                    f"missing {d['missing'][:2]}, extra {d['extra'][:2]}",
+                    file=sys.stderr,
+                )
         for s in ref:
             d = json.loads(s)
             code = str(d.get("code"))
@@ -443,8 +532,13 @@ def main(argv: list[str] | None = None) -> int:
         sample["semgrep"] = score_sample(semgrep_lines(args.semgrep, small))
     if pinlint_ok:
         # a copy in a directory without configuration (the repository's own would apply otherwise)
-        proc = subprocess.run([*pinlint_argv, "check", "one_file.py", "--no-cache", *common], check=False,
-                              cwd=small_dir, capture_output=True, env=_env())
+        proc = subprocess.run(
+            [*pinlint_argv, "check", "one_file.py", "--no-cache", *common],
+            check=False,
+            cwd=small_dir,
+            capture_output=True,
+            env=_env(),
+        )
         try:
             found = {copy_line(d) for d in json.loads(proc.stdout or b"[]") if d.get("code") == "PIN001"}
             sample["pinlint"] = score_sample(found)
@@ -453,8 +547,11 @@ def main(argv: list[str] | None = None) -> int:
     for tool in ("semgrep", "pinlint"):
         if tool in sample:
             v = sample[tool]
-            print(f"sample: {tool}: found {v['found']}/{len(bad)}, missed lines {v['missed_lines']}, "
-                  f"false positives {v['false_positive_lines']}", flush=True)
+            print(
+                f"sample: {tool}: found {v['found']}/{len(bad)}, missed lines {v['missed_lines']}, "
+                f"false positives {v['false_positive_lines']}",
+                flush=True,
+            )
 
     # ---- startup
     startup: dict[str, float] = {}
@@ -463,10 +560,14 @@ def main(argv: list[str] | None = None) -> int:
     st_tools["python -c pass"] = Tool("python", [py, "-c", "pass"], small_dir)
     if pinlint_ok:
         st_tools["pinlint --version"] = Tool("version", [*pinlint_argv, "--version"], small_dir)
-        st_tools["pinlint check one_file.py"] = Tool("one file", [*pinlint_argv, "check", "one_file.py", "--no-cache",
-                                                                 "--exit-zero"], small_dir)
-    st_tools["ruff check one_file.py"] = Tool("ruff one", [args.ruff, "check", "--select", "E,F", "--no-cache",
-                                                           "--exit-zero", "--quiet", "one_file.py"], small_dir)
+        st_tools["pinlint check one_file.py"] = Tool(
+            "one file", [*pinlint_argv, "check", "one_file.py", "--no-cache", "--exit-zero"], small_dir
+        )
+    st_tools["ruff check one_file.py"] = Tool(
+        "ruff one",
+        [args.ruff, "check", "--select", "E,F", "--no-cache", "--exit-zero", "--quiet", "one_file.py"],
+        small_dir,
+    )
     print("startup runs ...", flush=True)
     for _ in range(args.startup_runs):
         for t in st_tools.values():
@@ -475,9 +576,13 @@ def main(argv: list[str] | None = None) -> int:
 
     # ---- results
     med = {k: t.median for k, t in tools.items() if t.times}
-    ratios: dict[str, float | None] = {"cold": None, "warm": None, "semgrep": None,
-                                       "one_file": startup.get("pinlint check one_file.py"),
-                                       "version": startup.get("pinlint --version")}
+    ratios: dict[str, float | None] = {
+        "cold": None,
+        "warm": None,
+        "semgrep": None,
+        "one_file": startup.get("pinlint check one_file.py"),
+        "version": startup.get("pinlint --version"),
+    }
     if pinlint_ok:
         ratios["cold"] = med["pinlint_cold"] / med["ruff"]
         ratios["warm"] = med["pinlint_warm"] / med["ruff"]
@@ -506,8 +611,10 @@ def main(argv: list[str] | None = None) -> int:
         vs = "n/a" if v is None else (f"{v:.3f}" if key in ("one_file", "version") else f"{v:.2f}×")
         print(f"  {label:<40} {vs:>9}   target {op} {target:g}   {verdict(key)}")
     if correctness:
-        print("correctness: " + ", ".join(f"{k}: {v}" for k, v in correctness.items()
-                                          if k not in ("jobs1_seconds", "differences")))
+        print(
+            "correctness: "
+            + ", ".join(f"{k}: {v}" for k, v in correctness.items() if k not in ("jobs1_seconds", "differences"))
+        )
     for n in notes:
         print("note:", n)
 
@@ -515,25 +622,44 @@ def main(argv: list[str] | None = None) -> int:
         "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "load": {"start": load_start, "end": os.getloadavg()[0]},
         "machine": {"nproc": nproc, "cpu": _cpu_model(), "memory": _mem_gib(), "os": platform.platform()},
-        "corpus": {"root": str(cwd), "dirs": rel, "per_dir": per_dir, "total": total,
-                   "set": None if args.corpus else args.set,
-                   "packages": None if args.corpus else [p.__dict__ for p in corpus_mod.packages(args.set)]},
-        "versions": versions, "pinlint_command": shlex.join(pinlint_argv),
-        "rounds": args.rounds, "semgrep_rounds": min(args.semgrep_rounds, args.rounds) if use_semgrep else 0,
-        "times": {k: t.times for k, t in tools.items()}, "medians": med,
-        "startup_runs": args.startup_runs, "startup": startup,
-        "ratios": ratios, "verdicts": {k: verdict(k) for k in TARGETS},
-        "correctness": correctness, "pinlint_findings_by_code": pinlint_counts,
-        "semgrep_findings": len(semgrep_found), "semgrep_files_scanned": semgrep_scanned,
-        "pin001_vs_semgrep": None if not (pinlint_ok and use_semgrep) else {
+        "corpus": {
+            "root": str(cwd),
+            "dirs": rel,
+            "per_dir": per_dir,
+            "total": total,
+            "set": None if args.corpus else args.set,
+            "packages": None if args.corpus else [p.__dict__ for p in corpus_mod.packages(args.set)],
+        },
+        "versions": versions,
+        "pinlint_command": shlex.join(pinlint_argv),
+        "rounds": args.rounds,
+        "semgrep_rounds": min(args.semgrep_rounds, args.rounds) if use_semgrep else 0,
+        "times": {k: t.times for k, t in tools.items()},
+        "medians": med,
+        "startup_runs": args.startup_runs,
+        "startup": startup,
+        "ratios": ratios,
+        "verdicts": {k: verdict(k) for k in TARGETS},
+        "correctness": correctness,
+        "pinlint_findings_by_code": pinlint_counts,
+        "semgrep_findings": len(semgrep_found),
+        "semgrep_files_scanned": semgrep_scanned,
+        "pin001_vs_semgrep": None
+        if not (pinlint_ok and use_semgrep)
+        else {
             "both": len(pinlint_pin001 & semgrep_found),
             "pinlint_only": len(pinlint_pin001 - semgrep_found),
             "semgrep_only": len(semgrep_found - pinlint_pin001),
             "pinlint_only_at": [f"{f}:{n}" for f, n in sorted(pinlint_pin001 - semgrep_found)],
-            "semgrep_only_at": [f"{f}:{n}" for f, n in sorted(semgrep_found - pinlint_pin001)]},
-        "pinlint_timings": {k: tools[k].last_stderr.strip() for k in ("pinlint_cold", "pinlint_warm")
-                            if k in tools and timings},
-        "sample": sample, "prime_seconds": prime_s, "warm_read_seconds": warm_read, "notes": notes,
+            "semgrep_only_at": [f"{f}:{n}" for f, n in sorted(semgrep_found - pinlint_pin001)],
+        },
+        "pinlint_timings": {
+            k: tools[k].last_stderr.strip() for k in ("pinlint_cold", "pinlint_warm") if k in tools and timings
+        },
+        "sample": sample,
+        "prime_seconds": prime_s,
+        "warm_read_seconds": warm_read,
+        "notes": notes,
         "command": shlex.join(["benchmarks/bench.py", *(sys.argv[1:] if argv is None else argv)]),
     }
     if args.json:
@@ -561,14 +687,18 @@ def render_markdown(r: dict) -> str:
     add = lines.append
     add("# Performance")
     add("")
-    add("Generated by `python benchmarks/bench.py` (see [benchmarks/README.md](../benchmarks/README.md)); "
+    add(
+        "Generated by `python benchmarks/bench.py` (see [benchmarks/README.md](../benchmarks/README.md)); "
         "do not edit by hand. The ratios are the result: the absolute times are context, measured on a "
-        "small shared machine.")
+        "small shared machine."
+    )
     add("")
-    add(f"Measured {r['date']} on {r['machine']['nproc']} cores (`nproc`), {r['machine']['cpu']}, "
+    add(
+        f"Measured {r['date']} on {r['machine']['nproc']} cores (`nproc`), {r['machine']['cpu']}, "
         f"{r['machine']['memory']} RAM, {r['machine']['os']}; 1-minute load average "
         f"{r['load']['start']:.2f} at the start, {r['load']['end']:.2f} at the end (other work on the machine "
-        "adds noise: compare the runs within a round).")
+        "adds noise: compare the runs within a round)."
+    )
     add("")
     add("## Targets")
     add("")
@@ -585,8 +715,10 @@ def render_markdown(r: dict) -> str:
     add("## Corpus")
     add("")
     if c["packages"]:
-        add(f"Corpus set `{c['set']}` of `benchmarks/corpus.py` (PyPI releases, `pip download --no-deps`; "
-            "only the `*.py` files are extracted, to `benchmarks/.corpus/<name>-<version>/`):")
+        add(
+            f"Corpus set `{c['set']}` of `benchmarks/corpus.py` (PyPI releases, `pip download --no-deps`; "
+            "only the `*.py` files are extracted, to `benchmarks/.corpus/<name>-<version>/`):"
+        )
     else:
         add(f"Directories given with `--corpus`, under `{c['root']}`:")
     add("")
@@ -606,19 +738,21 @@ def render_markdown(r: dict) -> str:
     add("")
     add("## Whole-corpus runs")
     add("")
-    add(f"Median of {r['rounds']} interleaved rounds (semgrep: {r['semgrep_rounds']}); the order of the tools "
+    add(
+        f"Median of {r['rounds']} interleaved rounds (semgrep: {r['semgrep_rounds']}); the order of the tools "
         "rotates each round; one untimed read of every file first "
-        f"({r['warm_read_seconds']:.2f} s) so the page cache is warm for all tools alike.")
+        f"({r['warm_read_seconds']:.2f} s) so the page cache is warm for all tools alike."
+    )
     add("")
     add("| run | command | median | all runs |")
     add("| --- | --- | ---: | --- |")
     cmds = {
         "pinlint_cold": "`pinlint check CORPUS --no-cache --output-format json --exit-zero`",
         "pinlint_warm": "`pinlint check CORPUS --cache-dir D --output-format json --exit-zero` "
-                        "(D primed by one untimed run)",
+        "(D primed by one untimed run)",
         "ruff": "`ruff check --select E,F --no-cache --exit-zero CORPUS`",
         "semgrep": f"`semgrep scan --config benchmarks/pin001.semgrep.yml --jobs {r['machine']['nproc']} "
-                   "--no-git-ignore --project-root . --max-target-bytes=0 CORPUS`",
+        "--no-git-ignore --project-root . --max-target-bytes=0 CORPUS`",
     }
     names = {"pinlint_cold": "pinlint (cold)", "pinlint_warm": "pinlint (warm)", "ruff": "ruff", "semgrep": "semgrep"}
     for k, ts in r["times"].items():
@@ -626,11 +760,17 @@ def render_markdown(r: dict) -> str:
             add(f"| {names[k]} | {cmds[k]} | {_fmt_s(med[k])} | {', '.join(f'{x:.2f}' for x in ts)} |")
     add("")
     if "pinlint_cold" in med:
-        add(f"pinlint/ruff: cold {med['pinlint_cold'] / med['ruff']:.2f}×, "
+        add(
+            f"pinlint/ruff: cold {med['pinlint_cold'] / med['ruff']:.2f}×, "
             f"warm {med['pinlint_warm'] / med['ruff']:.2f}×"
-            + (f"; pinlint/semgrep: {med['pinlint_cold'] / med['semgrep']:.3f} "
-               f"(semgrep takes {med['semgrep'] / med['pinlint_cold']:.1f}× as long)" if "semgrep" in med else "")
-            + ".")
+            + (
+                f"; pinlint/semgrep: {med['pinlint_cold'] / med['semgrep']:.3f} "
+                f"(semgrep takes {med['semgrep'] / med['pinlint_cold']:.1f}× as long)"
+                if "semgrep" in med
+                else ""
+            )
+            + "."
+        )
         add("")
     if r.get("pinlint_timings"):
         add("pinlint's own phase timings (`--timings`, last round):")
@@ -644,9 +784,11 @@ def render_markdown(r: dict) -> str:
             add("")
     add("## Startup (the pre-commit case)")
     add("")
-    add(f"Median of {r['startup_runs']} runs each, interleaved, in a directory without configuration; "
+    add(
+        f"Median of {r['startup_runs']} runs each, interleaved, in a directory without configuration; "
         "`one_file.py` is `benchmarks/pin001_sample.py.txt` (the semgrep rule's sample, below), "
-        "checked with `--no-cache`.")
+        "checked with `--no-cache`."
+    )
     add("")
     add("| command | median |")
     add("| --- | ---: |")
@@ -657,21 +799,27 @@ def render_markdown(r: dict) -> str:
     add("")
     if r["correctness"]:
         cor = r["correctness"]
-        add(f"pinlint's findings (JSON, sorted) on the corpus: {cor['findings']} "
-            f"({', '.join(f'{k} {v}' for k, v in sorted(r['pinlint_findings_by_code'].items())) or 'none'}).")
+        add(
+            f"pinlint's findings (JSON, sorted) on the corpus: {cor['findings']} "
+            f"({', '.join(f'{k} {v}' for k, v in sorted(r['pinlint_findings_by_code'].items())) or 'none'})."
+        )
         add("")
         add(f"- identical in every cold run: {'yes' if cor['cold runs identical'] else '**NO**'}")
         add(f"- warm (cached) identical to cold: {'yes' if cor['warm == cold'] else '**NO**'}")
-        add(f"- `--jobs 1` identical to the default jobs: {'yes' if cor['--jobs 1 == default'] else '**NO**'} "
-            f"(`--jobs 1 --no-cache` took {cor['jobs1_seconds']:.2f} s)")
+        add(
+            f"- `--jobs 1` identical to the default jobs: {'yes' if cor['--jobs 1 == default'] else '**NO**'} "
+            f"(`--jobs 1 --no-cache` took {cor['jobs1_seconds']:.2f} s)"
+        )
     else:
         add("pinlint was not run.")
     add("")
     add("## The semgrep rule")
     add("")
-    add("`benchmarks/pin001.semgrep.yml` is a taint-mode rule equivalent to PIN001 (a pinnable torch factory "
+    add(
+        "`benchmarks/pin001.semgrep.yml` is a taint-mode rule equivalent to PIN001 (a pinnable torch factory "
         "without `pin_memory=` flowing to a `non_blocking=True` `.to()`/`.cuda()`/`copy_()`; details in the "
-        "file).")
+        "file)."
+    )
     add("")
     sm = r.get("sample")
     if sm:
@@ -682,16 +830,22 @@ def render_markdown(r: dict) -> str:
         for tool in ("semgrep", "pinlint"):
             if tool in sm:
                 v = sm[tool]
-                add(f"| {tool}{' (PIN001)' if tool == 'pinlint' else ''} | {v['found']} | {v['missed']} "
-                    f"| {v['false_positives']} |")
+                add(
+                    f"| {tool}{' (PIN001)' if tool == 'pinlint' else ''} | {v['found']} | {v['missed']} "
+                    f"| {v['false_positives']} |"
+                )
         add("")
     if r["semgrep_findings"] is not None and r["semgrep_rounds"]:
-        text = (f"On the corpus it scanned {r['semgrep_files_scanned']:,} files and reported "
-                f"{r['semgrep_findings']} findings.")
+        text = (
+            f"On the corpus it scanned {r['semgrep_files_scanned']:,} files and reported "
+            f"{r['semgrep_findings']} findings."
+        )
         p = r.get("pin001_vs_semgrep")
         if p:
-            text += (f" Against pinlint's PIN001 (same file and line of the copy): {p['both']} both, "
-                     f"{p['pinlint_only']} pinlint only, {p['semgrep_only']} semgrep only.")
+            text += (
+                f" Against pinlint's PIN001 (same file and line of the copy): {p['both']} both, "
+                f"{p['pinlint_only']} pinlint only, {p['semgrep_only']} semgrep only."
+            )
         add(text)
         add("")
         for key, who in (("pinlint_only_at", "pinlint only"), ("semgrep_only_at", "semgrep only")):

@@ -119,8 +119,18 @@ def download(pkg: Package, root: Path = DEFAULT_ROOT, quiet: bool = True) -> Pat
     if found:
         return found
     binary = ["--only-binary", ":all:"] if pkg.kind == "wheel" else ["--no-binary", ":all:"]
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", *binary,
-           "--disable-pip-version-check", "-d", str(dl), f"{pkg.name}=={pkg.version}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        *binary,
+        "--disable-pip-version-check",
+        "-d",
+        str(dl),
+        f"{pkg.name}=={pkg.version}",
+    ]
     if quiet:
         cmd.insert(4, "-q")
     print(f"corpus: downloading {pkg.name}=={pkg.version} ({pkg.kind})", file=sys.stderr)
@@ -219,8 +229,10 @@ def stats(dirs: list[Path]) -> dict[str, int]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="corpus.py", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for name, help_ in (("fetch", "download + extract; print the corpus directories"),
-                        ("stats", "download + extract; print per-package file/line/byte counts as JSON")):
+    for name, help_ in (
+        ("fetch", "download + extract; print the corpus directories"),
+        ("stats", "download + extract; print per-package file/line/byte counts as JSON"),
+    ):
         p = sub.add_parser(name, help=help_)
         p.add_argument("--set", default="bench", choices=[*SETS, "all"])
         p.add_argument("--root", type=Path, default=DEFAULT_ROOT, help=f"default: {DEFAULT_ROOT}")

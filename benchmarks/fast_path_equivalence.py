@@ -46,9 +46,7 @@ def main(argv: list[str]) -> int:
     key = lambda d: json.dumps(d, sort_keys=True)  # noqa: E731
     same = sorted(map(key, fast)) == sorted(map(key, slow))
     med = {name: sorted(values)[1] for name, values in times.items()}
-    print(
-        f"findings: {dict(Counter(d['code'] for d in fast))}; fast path identical to full analysis: {same}"
-    )
+    print(f"findings: {dict(Counter(d['code'] for d in fast))}; fast path identical to full analysis: {same}")
     print(
         f"ruff E,F {med['ruff']:.2f} s; pinlint --select PIN {med['fast']:.2f} s "
         f"({med['fast'] / med['ruff']:.2f}x ruff, target 1.5x); full analysis {slow_seconds:.2f} s"

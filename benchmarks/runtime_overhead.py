@@ -99,6 +99,7 @@ def main() -> None:
             h2d(200)
 
     results: dict[str, float] = {}
+
     def fake_watch():  # type: ignore[no-untyped-def]
         return watch(simulate="fake", max_records=10 * n)
 
@@ -106,15 +107,11 @@ def main() -> None:
     base = per_call_us(passthrough, contextlib.nullcontext, n, 3, reps)
     results["small op: bare (us)"] = base
     results["small op: watch() (us)"] = per_call_us(passthrough, watch, n, 3, reps)
-    results["small op: watch(simulate='fake') (us)"] = per_call_us(
-        passthrough, fake_watch, n, 3, reps
-    )
+    results["small op: watch(simulate='fake') (us)"] = per_call_us(passthrough, fake_watch, n, 3, reps)
     f_base = per_call_us(factories, contextlib.nullcontext, n, 1, reps)
     results["factory: bare (us)"] = f_base
     results["factory: watch(), birth recorded (us)"] = per_call_us(factories, watch, n, 1, reps)
-    results["factory: watch(simulate='fake'), birth recorded (us)"] = per_call_us(
-        factories, fake_watch, n, 1, reps
-    )
+    results["factory: watch(simulate='fake'), birth recorded (us)"] = per_call_us(factories, fake_watch, n, 1, reps)
     bare = per_call_us(h2d_bare, lambda: fake_mode, n, 1, reps)
     recorded = per_call_us(h2d, fake_watch, n, 1, reps)
     results["simulated H2D copy alone (us)"] = bare
@@ -138,12 +135,8 @@ def main() -> None:
         record_real, contextlib.nullcontext, n, 1, reps
     )
     results["small op: real-mode slowdown (x)"] = results["small op: watch() (us)"] / base
-    results["small op: simulated slowdown (x)"] = (
-        results["small op: watch(simulate='fake') (us)"] / base
-    )
-    results["factory: real-mode slowdown (x)"] = (
-        results["factory: watch(), birth recorded (us)"] / f_base
-    )
+    results["small op: simulated slowdown (x)"] = results["small op: watch(simulate='fake') (us)"] / base
+    results["factory: real-mode slowdown (x)"] = results["factory: watch(), birth recorded (us)"] / f_base
     results["factory: simulated slowdown (x)"] = (
         results["factory: watch(simulate='fake'), birth recorded (us)"] / f_base
     )

@@ -49,14 +49,17 @@ def _sdist(path: Path, members: dict[str, str]) -> Path:
 
 
 def test_extract_wheel_keeps_only_py_files(tmp_path):
-    whl = _wheel(tmp_path / "demo-1.0-py3-none-any.whl", {
-        "demo/__init__.py": "x = 1\n",
-        "demo/sub/mod.py": "import torch\n",
-        "demo/data.json": "{}",
-        "demo-1.0.dist-info/METADATA": "Name: demo",
-        "../evil.py": "boom",
-        "/abs.py": "boom",
-    })
+    whl = _wheel(
+        tmp_path / "demo-1.0-py3-none-any.whl",
+        {
+            "demo/__init__.py": "x = 1\n",
+            "demo/sub/mod.py": "import torch\n",
+            "demo/data.json": "{}",
+            "demo-1.0.dist-info/METADATA": "Name: demo",
+            "../evil.py": "boom",
+            "/abs.py": "boom",
+        },
+    )
     dest = corpus.extract(whl, tmp_path / "demo-1.0")
     got = sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file())
     assert got == ["demo/__init__.py", "demo/sub/mod.py"]
@@ -66,11 +69,14 @@ def test_extract_wheel_keeps_only_py_files(tmp_path):
 
 
 def test_extract_sdist_strips_the_top_level_directory(tmp_path):
-    sd = _sdist(tmp_path / "demo-2.0.tar.gz", {
-        "demo-2.0/setup.py": "setup()\n",
-        "demo-2.0/demo/a.py": "a = 1\n",
-        "demo-2.0/README.md": "hi",
-    })
+    sd = _sdist(
+        tmp_path / "demo-2.0.tar.gz",
+        {
+            "demo-2.0/setup.py": "setup()\n",
+            "demo-2.0/demo/a.py": "a = 1\n",
+            "demo-2.0/README.md": "hi",
+        },
+    )
     dest = corpus.extract(sd, tmp_path / "demo-2.0")
     assert sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*.py")) == ["demo/a.py", "setup.py"]
 
@@ -139,8 +145,7 @@ def test_copy_line_reads_the_copy_from_pinlint_messages():
 
 def test_normalized_findings_ignores_order():
     a = [{"code": "PIN001", "location": {"row": 2}}, {"code": "PIN002", "location": {"row": 1}}]
-    assert bench.normalized_findings(json.dumps(a).encode()) == bench.normalized_findings(
-        json.dumps(a[::-1]).encode())
+    assert bench.normalized_findings(json.dumps(a).encode()) == bench.normalized_findings(json.dumps(a[::-1]).encode())
     assert bench.normalized_findings(b"") == []
 
 
@@ -164,7 +169,7 @@ def test_semgrep_rule_finds_every_bad_case_and_no_ok_case(tmp_path):
 # ---- end to end, with a stand-in for pinlint
 
 
-FAKE_PINLINT = textwrap.dedent('''\
+FAKE_PINLINT = textwrap.dedent("""\
     import json, os, pathlib, sys
     a = sys.argv[1:]
     if a == ["--version"]:
@@ -188,7 +193,7 @@ FAKE_PINLINT = textwrap.dedent('''\
     if cache:
         os.makedirs(cache, exist_ok=True); pathlib.Path(cache, "c").write_text("x")
     print(json.dumps(out[::-1] if "--jobs" in a else out))
-''')
+""")
 
 
 @pytest.mark.skipif(not RUFF.exists(), reason="benchmarks/.tools has no ruff (see benchmarks/README.md)")
@@ -199,9 +204,24 @@ def test_bench_end_to_end_with_a_stand_in_pinlint(tmp_path):
     fake = tmp_path / "fake_pinlint.py"
     fake.write_text(FAKE_PINLINT)
     out_json, out_md = tmp_path / "r.json", tmp_path / "perf.md"
-    rc = bench.main(["--corpus", str(src), "--pinlint", f"{sys.executable} {fake}", "--rounds", "2",
-                     "--semgrep-rounds", "0", "--startup-runs", "1", "--json", str(out_json),
-                     "--output", str(out_md)])
+    rc = bench.main(
+        [
+            "--corpus",
+            str(src),
+            "--pinlint",
+            f"{sys.executable} {fake}",
+            "--rounds",
+            "2",
+            "--semgrep-rounds",
+            "0",
+            "--startup-runs",
+            "1",
+            "--json",
+            str(out_json),
+            "--output",
+            str(out_md),
+        ]
+    )
     assert rc == 0
     r = json.loads(out_json.read_text())
     assert r["correctness"]["warm == cold"] and r["correctness"]["--jobs 1 == default"]

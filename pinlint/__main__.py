@@ -11,11 +11,11 @@ import sys
 
 def main() -> None:
     if sys.argv[1:] in (["--version"], ["-V"]):
-        from . import __version__
+        from pinlint import __version__
 
         sys.stdout.write(f"pinlint {__version__}\n")
         return
-    from .cli import entry
+    from pinlint.cli import entry
 
     entry()
 

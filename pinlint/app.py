@@ -32,8 +32,8 @@ from pinlint.fix.loop import fix_text
 from pinlint.fix.project import Project, facts_of_text, find_root, scan
 from pinlint.fix.scope import byte_column
 from pinlint.fix.style import line_length
-from pinlint.profile import ProfileIndex
 from pinlint.fix.write import ChangedOnDisk, atomic_write
+from pinlint.profile import ProfileIndex
 
 
 @dataclass
@@ -108,7 +108,9 @@ class DiagnosticBuilder:
     @property
     def resolver(self) -> HelperResolver:
         if self._resolver is None:
-            configured = ConfiguredHelper.parse(self.config.pin_memory_helper) if self.config.pin_memory_helper else None
+            configured = (
+                ConfiguredHelper.parse(self.config.pin_memory_helper) if self.config.pin_memory_helper else None
+            )
             self._resolver = HelperResolver(self.project, configured)
         return self._resolver
 
@@ -182,13 +184,19 @@ class DiagnosticBuilder:
             related=finding.related,
         )
 
-    def _fix(self, plan: FixPlan, choice: HelperChoice, ctx: FileContext, note: str | None) -> tuple[Fix | None, str | None]:
+    def _fix(
+        self, plan: FixPlan, choice: HelperChoice, ctx: FileContext, note: str | None
+    ) -> tuple[Fix | None, str | None]:
         call = choice.render(plan.device_text)
         edits = [Edit(e.content(call), e.location, e.end_location) for e in plan.edits]
         edits = explode_long_calls(ctx.lines, ctx.tree, edits, self.line_length)
         if choice.needs_import is not None:
             edit = import_edit(
-                choice.needs_import, ctx.text, ctx.tree, first_party=self.project.first_party, line_length=self.line_length
+                choice.needs_import,
+                ctx.text,
+                ctx.tree,
+                first_party=self.project.first_party,
+                line_length=self.line_length,
             )
             if isinstance(edit, str):
                 return None, f"no automatic fix: {edit}"
@@ -291,8 +299,13 @@ def _relinter(path: Path, settings: AnalysisSettings, builder: DiagnosticBuilder
 
 
 def _fix(
-    text: str, path: Path, diagnostics: list[Diagnostic], settings: AnalysisSettings,
-    builder: DiagnosticBuilder, options: CheckOptions, run: CheckRun,
+    text: str,
+    path: Path,
+    diagnostics: list[Diagnostic],
+    settings: AnalysisSettings,
+    builder: DiagnosticBuilder,
+    options: CheckOptions,
+    run: CheckRun,
 ) -> tuple[str, list[Diagnostic], list[Diagnostic]]:
     outcome = fix_text(text, diagnostics, options.unsafe_fixes, _relinter(path, settings, builder))
     run.dropped.extend(outcome.dropped)
@@ -380,7 +393,11 @@ def _unparsable(path: Path, text: str | None) -> list[Diagnostic]:
         except (OSError, source.DecodeError):
             return []
     located = cpython_location(text, str(path))
-    return [] if located is None else [syntax_error_diagnostic(str(path), text, (located[0].row, located[0].column, located[2]))]
+    return (
+        []
+        if located is None
+        else [syntax_error_diagnostic(str(path), text, (located[0].row, located[0].column, located[2]))]
+    )
 
 
 def _project(config: Config, options: CheckOptions, files: list[Path]) -> Project:
@@ -393,7 +410,13 @@ def _project(config: Config, options: CheckOptions, files: list[Path]) -> Projec
 
 def _mentions_helper(analysis: FileAnalysis) -> bool:
     facts = analysis.facts
-    return bool(facts.bindings or facts.defines_helper or facts.attribute_calls or facts.calls_with_args or facts.calls_without_args)
+    return bool(
+        facts.bindings
+        or facts.defines_helper
+        or facts.attribute_calls
+        or facts.calls_with_args
+        or facts.calls_without_args
+    )
 
 
 def _learn(project: Project, path: Path) -> None:

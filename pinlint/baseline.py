@@ -45,9 +45,7 @@ class BaselineError(Exception):
     """The baseline file is missing, unreadable or not a pinlint baseline."""
 
 
-def relative_posix_path(
-    filename: str | os.PathLike[str], root: str | os.PathLike[str]
-) -> str:
+def relative_posix_path(filename: str | os.PathLike[str], root: str | os.PathLike[str]) -> str:
     """``filename`` relative to ``root`` with ``/`` separators, or absolute when outside it.
 
     The plain paths are tried first so that a symlinked file inside the tree keeps the name
@@ -79,9 +77,7 @@ def _identity(diag: Diagnostic, root: str | os.PathLike[str]) -> tuple[str, str,
     return (diag.code, relative_posix_path(diag.filename, root), snippet)
 
 
-def fingerprint(
-    diag: Diagnostic, root: str | os.PathLike[str], occurrence: int = 0
-) -> str:
+def fingerprint(diag: Diagnostic, root: str | os.PathLike[str], occurrence: int = 0) -> str:
     """The line-free fingerprint of ``diag``.
 
     ``occurrence`` is the finding's index among findings of the same code, path and
@@ -95,9 +91,7 @@ def fingerprint(
     return hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:FINGERPRINT_HEX_CHARS]
 
 
-def assign_fingerprints(
-    diags: Sequence[Diagnostic], root: str | os.PathLike[str]
-) -> list[str]:
+def assign_fingerprints(diags: Sequence[Diagnostic], root: str | os.PathLike[str]) -> list[str]:
     """Fingerprints of ``diags``, in the input order, with occurrence indices assigned.
 
     Occurrences are numbered in source order (row, column), which a line shift does not
@@ -108,9 +102,7 @@ def assign_fingerprints(
         groups[_identity(diag, root)].append(index)
     result = [""] * len(diags)
     for indices in groups.values():
-        ordered = sorted(
-            indices, key=lambda i: (diags[i].location, diags[i].end_location, i)
-        )
+        ordered = sorted(indices, key=lambda i: (diags[i].location, diags[i].end_location, i))
         for occurrence, index in enumerate(ordered):
             result[index] = fingerprint(diags[index], root, occurrence)
     return result
@@ -155,9 +147,7 @@ def write_baseline(
         mode = info.st_mode & 0o777 if stat.S_ISREG(info.st_mode) else 0o644
     except OSError:
         mode = 0o644
-    fd, tmp_name = tempfile.mkstemp(
-        prefix=f".{target.name}.", suffix=".tmp", dir=directory
-    )
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="\n") as fh:
             fh.write(text)
@@ -181,9 +171,7 @@ def load_baseline(path: str | os.PathLike[str]) -> set[str]:
     except FileNotFoundError:
         raise BaselineError(f"baseline file not found: {os.fspath(path)}") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise BaselineError(
-            f"cannot read baseline file {os.fspath(path)}: {exc}"
-        ) from None
+        raise BaselineError(f"cannot read baseline file {os.fspath(path)}: {exc}") from None
     try:
         data = json.loads(raw)
     except RecursionError:
@@ -192,14 +180,9 @@ def load_baseline(path: str | os.PathLike[str]) -> set[str]:
         if not isinstance(exc, json.JSONDecodeError):
             raise BaselineError(f"baseline file {os.fspath(path)} is not valid JSON: {exc}") from None
         raise BaselineError(
-            f"baseline file {os.fspath(path)} is not valid JSON "
-            f"(line {exc.lineno}, column {exc.colno}: {exc.msg})"
+            f"baseline file {os.fspath(path)} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
         ) from None
-    if (
-        not isinstance(data, dict)
-        or data.get("tool") != "pinlint"
-        or "findings" not in data
-    ):
+    if not isinstance(data, dict) or data.get("tool") != "pinlint" or "findings" not in data:
         raise BaselineError(f"{os.fspath(path)} is not a pinlint baseline file")
     if data.get("version") != BASELINE_VERSION:
         raise BaselineError(
@@ -208,34 +191,20 @@ def load_baseline(path: str | os.PathLike[str]) -> set[str]:
         )
     findings = data["findings"]
     if not isinstance(findings, list):
-        raise BaselineError(
-            f"baseline file {os.fspath(path)}: 'findings' must be a list"
-        )
+        raise BaselineError(f"baseline file {os.fspath(path)}: 'findings' must be a list")
     result: set[str] = set()
     for number, entry in enumerate(findings, start=1):
-        if (
-            not isinstance(entry, dict)
-            or not isinstance(entry.get("fingerprint"), str)
-            or not entry["fingerprint"]
-        ):
-            raise BaselineError(
-                f"baseline file {os.fspath(path)}: finding #{number} has no 'fingerprint' string"
-            )
+        if not isinstance(entry, dict) or not isinstance(entry.get("fingerprint"), str) or not entry["fingerprint"]:
+            raise BaselineError(f"baseline file {os.fspath(path)}: finding #{number} has no 'fingerprint' string")
         result.add(entry["fingerprint"])
     return result
 
 
-def filter_new(
-    diags: Iterable[Diagnostic], fingerprints: set[str], root: str | os.PathLike[str]
-) -> list[Diagnostic]:
+def filter_new(diags: Iterable[Diagnostic], fingerprints: set[str], root: str | os.PathLike[str]) -> list[Diagnostic]:
     """The findings of ``diags`` whose fingerprints are not in the baseline, in input order.
 
     Pass the whole run's findings: occurrence indices are counted among them. Findings fixed
     since the baseline was written need no handling: they are simply no longer produced.
     """
     diag_list = list(diags)
-    return [
-        diag
-        for diag, fp in zip(diag_list, assign_fingerprints(diag_list, root))
-        if fp not in fingerprints
-    ]
+    return [diag for diag, fp in zip(diag_list, assign_fingerprints(diag_list, root)) if fp not in fingerprints]

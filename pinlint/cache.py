@@ -31,10 +31,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from . import __version__, datacodec
-from .core.results import EMPTY, AnalysisSettings, FileResult
-from .core.text import digest
-from .safeio import read_regular
+from pinlint import __version__, datacodec
+from pinlint.core.results import EMPTY, AnalysisSettings, FileResult
+from pinlint.core.text import digest
+from pinlint.safeio import read_regular
 
 _MAGIC = b"PINLINT-CACHE-2\n"
 _FORMAT = "pinlint-cache"
@@ -69,9 +69,7 @@ def _machine_key() -> bytes | None:
         return None
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(
-            path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600
-        )
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
     except FileExistsError:
         return _machine_key_existing(path)  # another run created it just now
     except OSError:
@@ -218,9 +216,7 @@ class Cache:
         if not self.dirty or self.key is None:
             return
         try:
-            payload = json.dumps(
-                _encode_entries(self.entries, self.settings_key), separators=(",", ":")
-            ).encode()
+            payload = json.dumps(_encode_entries(self.entries, self.settings_key), separators=(",", ":")).encode()
         except (ValueError, TypeError, datacodec.ShapeError):
             return
         try:
@@ -256,11 +252,7 @@ _ANALYSIS_TYPE = datacodec.typing.get_type_hints(FileResult)["analysis"]
 def _decode_entries(data: Any, settings_key: str) -> dict[str, FileResult]:
     if type(data) is not dict or set(data) != {"format", "pinlint", "settings", "entries"}:
         raise datacodec.ShapeError("not a pinlint cache")
-    if (
-        data["format"] != _FORMAT
-        or data["pinlint"] != __version__
-        or data["settings"] != settings_key
-    ):
+    if data["format"] != _FORMAT or data["pinlint"] != __version__ or data["settings"] != settings_key:
         raise datacodec.ShapeError("another version or settings")
     entries = data["entries"]
     if type(entries) is not dict:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from . import __version__
+from pinlint import __version__
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -109,7 +109,7 @@ class GroupedOptionsCommand(click.Command):
 
 
 def _fail(message: str) -> None:
-    from .safeio import printable
+    from pinlint.safeio import printable
 
     click.echo(f"pinlint: error: {printable(message)}", err=True)
     sys.exit(EXIT_ERROR)
@@ -133,39 +133,104 @@ def main() -> None:
 @click.option("--show-fixes", is_flag=True, help="List the fixes that were applied.")
 @click.option("--diff", is_flag=True, help="Write nothing; print the fixes as unified diffs (exit 1 if there are any).")
 @click.option("--fix-only", is_flag=True, help="Apply fixes, but do not report findings that remain.")
-@click.option("--select", multiple=True, metavar="CODES", help="Rules to enable: codes, prefixes (PIN) or ALL; replaces the configured selection.")
+@click.option(
+    "--select",
+    multiple=True,
+    metavar="CODES",
+    help="Rules to enable: codes, prefixes (PIN) or ALL; replaces the configured selection.",
+)
 @click.option("--extend-select", multiple=True, metavar="CODES", help="Rules to enable in addition (e.g. PIN003).")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Rules to disable.")
 @click.option("--exclude", multiple=True, metavar="GLOBS", help="Patterns to exclude, replacing the defaults.")
 @click.option("--extend-exclude", multiple=True, metavar="GLOBS", help="Patterns to exclude in addition.")
-@click.option("--respect-gitignore/--no-respect-gitignore", default=None, help="Honour .gitignore files (default: yes).")
-@click.option("--force-exclude/--no-force-exclude", default=None, help="Exclude even paths given explicitly (for pre-commit).")
-@click.option("--output-format", type=click.Choice(["full", "concise", "json", "json-lines", "github", "sarif", "gitlab", "junit"]), default=None, envvar="PINLINT_OUTPUT_FORMAT", help="Output format (default: full).")
-@click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None, help="Write the report to this file.")
+@click.option(
+    "--respect-gitignore/--no-respect-gitignore", default=None, help="Honour .gitignore files (default: yes)."
+)
+@click.option(
+    "--force-exclude/--no-force-exclude", default=None, help="Exclude even paths given explicitly (for pre-commit)."
+)
+@click.option(
+    "--output-format",
+    type=click.Choice(["full", "concise", "json", "json-lines", "github", "sarif", "gitlab", "junit"]),
+    default=None,
+    envvar="PINLINT_OUTPUT_FORMAT",
+    help="Output format (default: full).",
+)
+@click.option(
+    "-o", "--output-file", type=click.Path(dir_okay=False), default=None, help="Write the report to this file."
+)
 @click.option("--statistics", is_flag=True, help="Show counts per rule instead of each finding.")
 @click.option("-e", "--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 if anything was fixed, even if nothing remains.")
-@click.option("--config", "config_arg", default=None, metavar="PATH|KEY=VALUE", help="A config file, or a `key = value` TOML override.")
+@click.option(
+    "--config",
+    "config_arg",
+    default=None,
+    metavar="PATH|KEY=VALUE",
+    help="A config file, or a `key = value` TOML override.",
+)
 @click.option("--stdin-filename", default=None, help="The name of the file read from stdin (`-`).")
 @click.option("-n", "--no-cache", is_flag=True, envvar="PINLINT_NO_CACHE", help="Do not read or write the cache.")
-@click.option("--cache-dir", type=click.Path(file_okay=False), default=None, envvar="PINLINT_CACHE_DIR", help="Cache directory (default: .pinlint_cache).")
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    envvar="PINLINT_CACHE_DIR",
+    help="Cache directory (default: .pinlint_cache).",
+)
 @click.option("--ignore-noqa", is_flag=True, help="Report findings even where `# noqa` suppresses them.")
 @click.option("--add-noqa", is_flag=True, help="Add `# noqa: CODE` to the lines of every finding (idempotent).")
-@click.option("--baseline", "baseline_file", type=click.Path(dir_okay=False), default=None, help="Report only findings that are not in this baseline file.")
-@click.option("--write-baseline", "write_baseline_file", type=click.Path(dir_okay=False), default=None, help="Record the current findings in this baseline file and exit 0.")
+@click.option(
+    "--baseline",
+    "baseline_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Report only findings that are not in this baseline file.",
+)
+@click.option(
+    "--write-baseline",
+    "write_baseline_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Record the current findings in this baseline file and exit 0.",
+)
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes (default: all cores).")
 @click.option("--timings", "-v", "--verbose", "timings", is_flag=True, help="Print per-phase timings to stderr.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("-s", "--silent", is_flag=True, help="Print nothing (the exit code still tells).")
-@click.option("--profile", "profile", type=click.Path(dir_okay=False), default=None, metavar="FILE", help="A runtime profile (`pinlint trace --profile FILE`): show how many times each finding's site ran, hottest first.")
-@click.option("--hot-only/--no-hot-only", "hot_only", default=None, help="With --profile: report only findings whose site ran at least --min-runs times.")
-@click.option("--min-runs", "min_runs", type=click.IntRange(min=1), default=None, metavar="N", help="The least run count for --hot-only (default: 1); implies --hot-only.")
-@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", help="Colour the full output: auto (on a terminal, unless NO_COLOR is set; FORCE_COLOR forces it), always, never.")
+@click.option(
+    "--profile",
+    "profile",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="A runtime profile (`pinlint trace --profile FILE`): show how many times each finding's site ran, hottest first.",
+)
+@click.option(
+    "--hot-only/--no-hot-only",
+    "hot_only",
+    default=None,
+    help="With --profile: report only findings whose site ran at least --min-runs times.",
+)
+@click.option(
+    "--min-runs",
+    "min_runs",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="The least run count for --hot-only (default: 1); implies --hot-only.",
+)
+@click.option(
+    "--color",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    help="Colour the full output: auto (on a terminal, unless NO_COLOR is set; FORCE_COLOR forces it), always, never.",
+)
 @click.option("--show-settings", is_flag=True, help="Print the configuration that applies to each file, and exit.")
 @click.option("--show-files", is_flag=True, help="Print the files that would be checked, and exit.")
 def check(**kw: object) -> None:
     """Check PATHS (default: the current directory) for pageable non_blocking copies."""
-    from .cli_check import run_check_command
+    from pinlint.cli_check import run_check_command
 
     sys.exit(run_check_command(**kw))  # type: ignore[arg-type]
 
@@ -178,7 +243,7 @@ def rule(code: str | None, show_all: bool, output_format: str) -> None:
     """Explain a rule: `pinlint rule PIN001` (code or name)."""
     import json
 
-    from . import catalog
+    from pinlint import catalog
 
     if show_all:
         rules = list(catalog.all_rules())
@@ -193,8 +258,13 @@ def rule(code: str | None, show_all: bool, output_format: str) -> None:
     if output_format == "json":
         data = [
             {
-                "code": r.code, "name": r.name, "summary": r.summary, "default": r.default_enabled,
-                "fix_availability": r.fix_availability, "explanation": r.to_markdown(), "url": r.url,
+                "code": r.code,
+                "name": r.name,
+                "summary": r.summary,
+                "default": r.default_enabled,
+                "fix_availability": r.fix_availability,
+                "explanation": r.to_markdown(),
+                "url": r.url,
             }
             for r in rules
         ]
@@ -213,7 +283,7 @@ def clean(cache_dir: str | None) -> None:
     for target in targets:
         if target.exists():
             shutil.rmtree(target, ignore_errors=True)
-            from .safeio import printable
+            from pinlint.safeio import printable
 
             click.echo(f"Removing cache at: {printable(str(target))}", err=True)
 

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import click
 
-from . import __version__
-from .config import Config, ConfigError, ConfigResolver, selected_codes
-from .core.diagnostics import Diagnostic
-from .core.syntax import CODE as SYNTAX_CODE
-from .app import CheckOptions, CheckRun, check_stdin, run_check
-from .report import ReportContext
-from .report.human import display_path, render_concise, render_full, summary
-from .safeio import printable
+from pinlint import __version__
+from pinlint.app import CheckOptions, CheckRun, check_stdin, run_check
+from pinlint.config import Config, ConfigError, ConfigResolver, selected_codes
+from pinlint.core.diagnostics import Diagnostic
+from pinlint.core.syntax import CODE as SYNTAX_CODE
+from pinlint.report import ReportContext
+from pinlint.report.human import display_path, render_concise, render_full, summary
+from pinlint.safeio import printable
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
@@ -156,7 +156,7 @@ def _run(a: CheckArgs) -> int:
         _error("`-` (stdin) cannot be combined with other paths")
         return EXIT_ERROR
 
-    from . import runner
+    from pinlint import runner
 
     # A directory usually means many files: start the workers now, so that their libcst
     # import overlaps discovery. (pre-commit passes files, and small runs stay in-process.)
@@ -177,10 +177,12 @@ def _profile_options(a: CheckArgs, config: Config, options: CheckOptions) -> boo
     asked = a.hot_only is True or a.min_runs is not None
     if a.profile is None:
         if asked:
-            _error("--hot-only and --min-runs need a runtime profile: add --profile FILE (write one with `pinlint trace --profile FILE -- python program.py`)")
+            _error(
+                "--hot-only and --min-runs need a runtime profile: add --profile FILE (write one with `pinlint trace --profile FILE -- python program.py`)"
+            )
             return False
         return True
-    from . import profile as profile_format
+    from pinlint import profile as profile_format
 
     try:
         options.profile = profile_format.ProfileIndex(profile_format.load(a.profile))
@@ -198,19 +200,25 @@ def _profile_note(a: CheckArgs, run: CheckRun, options: CheckOptions) -> None:
     if run.profile_dropped and not (a.quiet or a.silent):
         n, least = run.profile_dropped, options.min_runs or 1
         times = "once" if least == 1 else f"{least:,} times"
-        click.echo(f"pinlint: --hot-only: {n} finding{'s' if n != 1 else ''} not shown (their site{'s' if n != 1 else ''} ran less than {times} in the profile).", err=True)
+        click.echo(
+            f"pinlint: --hot-only: {n} finding{'s' if n != 1 else ''} not shown (their site{'s' if n != 1 else ''} ran less than {times} in the profile).",
+            err=True,
+        )
 
 
 def _warm_cache_likely(config: Config, options: CheckOptions) -> bool:
     """A cache file for these settings exists: most files will be hits, workers would idle."""
-    from .cache import cache_file
-    from .app import analysis_settings, cache_dir, uses_cache
+    from pinlint.app import analysis_settings, cache_dir, uses_cache
+    from pinlint.cache import cache_file
 
-    return uses_cache(options) and cache_file(cache_dir(config, options), analysis_settings(config, options.selected)).exists()
+    return (
+        uses_cache(options)
+        and cache_file(cache_dir(config, options), analysis_settings(config, options.selected)).exists()
+    )
 
 
 def _run_stdin(a: CheckArgs, config: Config, options: CheckOptions) -> int:
-    from . import source
+    from pinlint import source
 
     try:
         text = source.decode(sys.stdin.buffer.read()).text
@@ -225,14 +233,18 @@ def _run_stdin(a: CheckArgs, config: Config, options: CheckOptions) -> int:
 
 
 def _run_paths(a: CheckArgs, paths: list[str], resolver: ConfigResolver, options: CheckOptions, pool: object) -> int:
-    from .discovery import discover
+    from pinlint.discovery import discover
 
     config = resolver.base
     discovery_started = time.perf_counter()
     found = discover(
         paths,
         root=config.root,
-        exclude=[*(_split(a.exclude) if a.exclude else config.exclude), *config.extend_exclude, *_split(a.extend_exclude)],
+        exclude=[
+            *(_split(a.exclude) if a.exclude else config.exclude),
+            *config.extend_exclude,
+            *_split(a.extend_exclude),
+        ],
         respect_gitignore=config.respect_gitignore if a.respect_gitignore is None else a.respect_gitignore,
         force_exclude=config.force_exclude if a.force_exclude is None else a.force_exclude,
         project=config.project_root,
@@ -260,7 +272,9 @@ def _run_paths(a: CheckArgs, paths: list[str], resolver: ConfigResolver, options
         run = CheckRun()
         for group_config, group in groups:
             group_options = options if group_config is config else replace(options, selected=_selected(a, group_config))
-            part = run_check(group, group_config, group_options, on_progress=progress.advance if progress else None, pool=pool)  # type: ignore[arg-type]
+            part = run_check(
+                group, group_config, group_options, on_progress=progress.advance if progress else None, pool=pool
+            )  # type: ignore[arg-type]
             _merge(run, part)
         # The order run_check gives each group: hottest first with a profile, else by place.
         if options.profile is not None:
@@ -276,7 +290,7 @@ def _run_paths(a: CheckArgs, paths: list[str], resolver: ConfigResolver, options
     run.errors[:0] = [(path, message) for path, message in found.problems]
 
     if a.add_noqa:
-        from .noqa_insert import add_noqa_directives
+        from pinlint.noqa_insert import add_noqa_directives
 
         for path, message in run.errors:  # e.g. a symlink out of the project, left alone
             click.echo(printable(f"error: {display_path(path, Path.cwd())}: {message}"), err=True)
@@ -288,7 +302,7 @@ def _run_paths(a: CheckArgs, paths: list[str], resolver: ConfigResolver, options
         return EXIT_ERROR if problems else EXIT_CLEAN
 
     if a.write_baseline_file:
-        from .baseline import write_baseline
+        from pinlint.baseline import write_baseline
 
         # A syntax error is never "known": it is not recorded, so it cannot be baselined away.
         recorded = [d for d in run.diagnostics if d.code != SYNTAX_CODE]
@@ -300,10 +314,12 @@ def _run_paths(a: CheckArgs, paths: list[str], resolver: ConfigResolver, options
         if not a.silent:
             click.echo(f"Wrote {len(recorded)} finding(s) to the baseline {a.write_baseline_file}.", err=True)
             if len(recorded) < len(run.diagnostics):
-                click.echo(f"warning: {len(run.diagnostics) - len(recorded)} syntax error(s) not recorded: fix them", err=True)
+                click.echo(
+                    f"warning: {len(run.diagnostics) - len(recorded)} syntax error(s) not recorded: fix them", err=True
+                )
         return EXIT_CLEAN
     if a.baseline_file:
-        from .baseline import BaselineError, filter_new, load_baseline
+        from pinlint.baseline import BaselineError, filter_new, load_baseline
 
         try:
             known = load_baseline(Path(a.baseline_file))
@@ -320,17 +336,23 @@ def _explicit_files(paths: list[str]) -> list[Path]:
     return [Path(p).absolute() for p in paths if Path(p).is_file()]
 
 
-def _nested_excludes(groups: list[tuple[Config, list[Path]]], base: Config, explicit: set[Path], a: CheckArgs) -> list[tuple[Config, list[Path]]]:
+def _nested_excludes(
+    groups: list[tuple[Config, list[Path]]], base: Config, explicit: set[Path], a: CheckArgs
+) -> list[tuple[Config, list[Path]]]:
     """A nested configuration's `exclude` / `extend-exclude` apply below its directory (the walk
     used the base configuration's). Files named on the command line stay, as in discovery."""
-    from .discovery import Excluder
+    from pinlint.discovery import Excluder
 
     out = []
     for config, files in groups:
         if config is base:
             out.append((config, files))
             continue
-        patterns = [*(_split(a.exclude) if a.exclude else config.exclude), *config.extend_exclude, *_split(a.extend_exclude)]
+        patterns = [
+            *(_split(a.exclude) if a.exclude else config.exclude),
+            *config.extend_exclude,
+            *_split(a.extend_exclude),
+        ]
         excluder = Excluder(patterns, config.root)
         root = config.root.resolve()
         kept = []
@@ -339,7 +361,9 @@ def _nested_excludes(groups: list[tuple[Config, list[Path]]], base: Config, expl
                 kept.append(file)
                 continue
             parts = [file, *file.parents]
-            if not any(excluder.excluded(part) for part in parts if part.resolve() != root and root in part.resolve().parents):
+            if not any(
+                excluder.excluded(part) for part in parts if part.resolve() != root and root in part.resolve().parents
+            ):
                 kept.append(file)
         out.append((config, kept))
     return out
@@ -404,8 +428,12 @@ class _Progress:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
         self.progress = Progress(
-            "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            console=Console(stderr=True), transient=True,
+            "[progress.description]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=True,
         )
         self.task = self.progress.add_task("Checking", total=total)
         self.progress.start()
@@ -424,7 +452,15 @@ def _progress(total: int, fmt: str, quiet: bool) -> _Progress | None:
     return _Progress(total)
 
 
-def _render(fmt: str, diagnostics: list[Diagnostic], root: Path, selected: set[str], unsafe_fixes: bool, color: bool, sources: dict[str, str] | None) -> str:
+def _render(
+    fmt: str,
+    diagnostics: list[Diagnostic],
+    root: Path,
+    selected: set[str],
+    unsafe_fixes: bool,
+    color: bool,
+    sources: dict[str, str] | None,
+) -> str:
     ctx = ReportContext(root=root, version=__version__, selected_codes=tuple(sorted(selected)))
     if fmt == "full":
         return render_full(diagnostics, root, color=color, unsafe_fixes=unsafe_fixes, sources=sources)
@@ -432,11 +468,15 @@ def _render(fmt: str, diagnostics: list[Diagnostic], root: Path, selected: set[s
         return render_concise(diagnostics, root, unsafe_fixes)
     import importlib
 
-    module = importlib.import_module(f".report.{fmt.replace('-', '_') if fmt != 'json' else 'json_format'}", __package__)
+    module = importlib.import_module(
+        f".report.{fmt.replace('-', '_') if fmt != 'json' else 'json_format'}", __package__
+    )
     return module.render(diagnostics, ctx)
 
 
-def _report(a: CheckArgs, run: CheckRun, options: CheckOptions, *, stdin: bool, sources: dict[str, str] | None = None) -> int:
+def _report(
+    a: CheckArgs, run: CheckRun, options: CheckOptions, *, stdin: bool, sources: dict[str, str] | None = None
+) -> int:
     fmt = a.output_format or "full"
     root = Path.cwd()
     fix, diff, fix_only, show_fixes, statistics = a.fix, a.diff, a.fix_only, a.show_fixes, a.statistics
@@ -454,13 +494,28 @@ def _report(a: CheckArgs, run: CheckRun, options: CheckOptions, *, stdin: bool, 
         for path, message in run.over_budget:
             click.echo(printable(f"note: {display_path(path, root)}: {message}"), err=True)
     for diagnostic, reason in run.dropped:
-        click.echo(printable(f"warning: {display_path(diagnostic.filename, root)}:{diagnostic.location.row}: {diagnostic.code} {reason}"), err=True)
+        click.echo(
+            printable(
+                f"warning: {display_path(diagnostic.filename, root)}:{diagnostic.location.row}: {diagnostic.code} {reason}"
+            ),
+            err=True,
+        )
 
     if diff:
         if not silent:
             for path in sorted(run.diffs):
                 out_stream.write(run.diffs[path])
-            click.echo(summary(run.diagnostics, fixed=len(run.fixed), unsafe_fixes=options.unsafe_fixes, fix_mode=True, diff_mode=True), err=True, nl=False)
+            click.echo(
+                summary(
+                    run.diagnostics,
+                    fixed=len(run.fixed),
+                    unsafe_fixes=options.unsafe_fixes,
+                    fix_mode=True,
+                    diff_mode=True,
+                ),
+                err=True,
+                nl=False,
+            )
         _print_timings(run, timings, started)
         if run.errors:
             return EXIT_FINDINGS
@@ -472,16 +527,18 @@ def _report(a: CheckArgs, run: CheckRun, options: CheckOptions, *, stdin: bool, 
 
     color = _color(a.color, out_stream.isatty() and not output_file)
     if statistics:
-        from .report.statistics import render_statistics
+        from pinlint.report.statistics import render_statistics
 
-        text = render_statistics(run.diagnostics, "json" if fmt == "json" else "text", unsafe_fixes=options.unsafe_fixes)
+        text = render_statistics(
+            run.diagnostics, "json" if fmt == "json" else "text", unsafe_fixes=options.unsafe_fixes
+        )
     elif fix_only:
         text = ""
     else:
         text = _render(fmt, run.diagnostics, root, options.selected, options.unsafe_fixes, color, sources)
     if not silent:
         if output_file:
-            from .safeio import project_root, write_replacing
+            from pinlint.safeio import project_root, write_replacing
 
             try:
                 Path(output_file).parent.mkdir(parents=True, exist_ok=True)  # `-o reports/x.json` in a fresh checkout
@@ -498,7 +555,9 @@ def _report(a: CheckArgs, run: CheckRun, options: CheckOptions, *, stdin: bool, 
         if show_fixes and run.fixed:
             click.echo(_show_fixes(run, root), err=report_to_stderr or bool(output_file), nl=False)
         if (human or statistics) and not quiet:
-            text_summary = summary(run.diagnostics, fixed=len(run.fixed), unsafe_fixes=options.unsafe_fixes, fix_mode=fix)
+            text_summary = summary(
+                run.diagnostics, fixed=len(run.fixed), unsafe_fixes=options.unsafe_fixes, fix_mode=fix
+            )
             if fix_only:
                 text_summary = f"Fixed {len(run.fixed)} error{'s' if len(run.fixed) != 1 else ''}.\n"
             click.echo(text_summary, err=report_to_stderr or bool(output_file and not human), nl=False)

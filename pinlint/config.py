@@ -18,8 +18,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from . import catalog
-from .safeio import MAX_CONFIG_BYTES, printable, project_root, read_regular, within
+from pinlint import catalog
+from pinlint.safeio import MAX_CONFIG_BYTES, printable, project_root, read_regular, within
 
 
 class ConfigError(Exception):
@@ -29,27 +29,84 @@ class ConfigError(Exception):
 #: key -> (python type, description). The docs' configuration reference is generated from
 #: this table (and a test checks that every key is documented), so it cannot drift.
 KEYS: dict[str, tuple[type, str]] = {
-    "select": (list, "Rule codes or prefixes to enable (`PIN`, `PIN001`, `ALL`). Default: the rules that are on by default (PIN001, PIN002)."),
-    "extend-select": (list, "Rule codes or prefixes to enable in addition to `select` (e.g. `[\"PIN003\"]`)."),
+    "select": (
+        list,
+        "Rule codes or prefixes to enable (`PIN`, `PIN001`, `ALL`). Default: the rules that are on by default (PIN001, PIN002).",
+    ),
+    "extend-select": (list, 'Rule codes or prefixes to enable in addition to `select` (e.g. `["PIN003"]`).'),
     "ignore": (list, "Rule codes or prefixes to disable."),
-    "exclude": (list, "Glob patterns of files and directories to skip, replacing the defaults (`.git`, `.venv`, `build`, `dist`, `site-packages`, ...)."),
+    "exclude": (
+        list,
+        "Glob patterns of files and directories to skip, replacing the defaults (`.git`, `.venv`, `build`, `dist`, `site-packages`, ...).",
+    ),
     "extend-exclude": (list, "Glob patterns to skip in addition to `exclude`."),
-    "per-file-ignores": (dict, "A table from a glob pattern (relative to the project root) to the codes ignored in matching files."),
+    "per-file-ignores": (
+        dict,
+        "A table from a glob pattern (relative to the project root) to the codes ignored in matching files.",
+    ),
     "respect-gitignore": (bool, "Skip files ignored by `.gitignore` files. Default: true."),
-    "force-exclude": (bool, "Apply the exclusions even to paths passed explicitly on the command line (useful under pre-commit). Default: false."),
-    "pin-memory-helper": (str, "The project's pin-memory guard the fixer calls when none is found in the file or project: `\"package.module:function(device)\"` when it takes the device, `\"package.module:function()\"` when it takes nothing."),
-    "pinned-functions": (list, "Names (as called, e.g. `make_pinned_buffer` or `utils.pinned_empty`) of project functions that return pinned host tensors."),
-    "host-functions": (list, "Names of project functions that return new pageable host tensors (their results are PIN002 sources)."),
-    "cache-dir": (str, "Where the result cache lives; must lie inside the project (`--cache-dir` may point anywhere). Default: `.pinlint_cache` in the project root."),
-    "output-format": (str, "Default output format (`full`, `concise`, `json`, `json-lines`, `github`, `sarif`, `gitlab`, `junit`)."),
-    "hot-only": (bool, "With `pinlint check --profile FILE`: report only the findings whose site ran at least `min-runs` times in the profile (rules the profile cannot measure, PIN004, are kept). Without a profile it does nothing. Default: false."),
-    "min-runs": (int, "The least run count a finding's site needs in the profile to be reported under `hot-only`. Default: 1."),
+    "force-exclude": (
+        bool,
+        "Apply the exclusions even to paths passed explicitly on the command line (useful under pre-commit). Default: false.",
+    ),
+    "pin-memory-helper": (
+        str,
+        'The project\'s pin-memory guard the fixer calls when none is found in the file or project: `"package.module:function(device)"` when it takes the device, `"package.module:function()"` when it takes nothing.',
+    ),
+    "pinned-functions": (
+        list,
+        "Names (as called, e.g. `make_pinned_buffer` or `utils.pinned_empty`) of project functions that return pinned host tensors.",
+    ),
+    "host-functions": (
+        list,
+        "Names of project functions that return new pageable host tensors (their results are PIN002 sources).",
+    ),
+    "cache-dir": (
+        str,
+        "Where the result cache lives; must lie inside the project (`--cache-dir` may point anywhere). Default: `.pinlint_cache` in the project root.",
+    ),
+    "output-format": (
+        str,
+        "Default output format (`full`, `concise`, `json`, `json-lines`, `github`, `sarif`, `gitlab`, `junit`).",
+    ),
+    "hot-only": (
+        bool,
+        "With `pinlint check --profile FILE`: report only the findings whose site ran at least `min-runs` times in the profile (rules the profile cannot measure, PIN004, are kept). Without a profile it does nothing. Default: false.",
+    ),
+    "min-runs": (
+        int,
+        "The least run count a finding's site needs in the profile to be reported under `hot-only`. Default: 1.",
+    ),
 }
 
 DEFAULT_EXCLUDE: tuple[str, ...] = (
-    ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints", ".mypy_cache", ".nox",
-    ".pants.d", ".pyenv", ".pytest_cache", ".pytype", ".ruff_cache", ".pinlint_cache", ".svn", ".tox", ".venv",
-    ".vscode", "__pypackages__", "_build", "buck-out", "build", "dist", "node_modules", "site-packages", "venv",
+    ".bzr",
+    ".direnv",
+    ".eggs",
+    ".git",
+    ".git-rewrite",
+    ".hg",
+    ".ipynb_checkpoints",
+    ".mypy_cache",
+    ".nox",
+    ".pants.d",
+    ".pyenv",
+    ".pytest_cache",
+    ".pytype",
+    ".ruff_cache",
+    ".pinlint_cache",
+    ".svn",
+    ".tox",
+    ".venv",
+    ".vscode",
+    "__pypackages__",
+    "_build",
+    "buck-out",
+    "build",
+    "dist",
+    "node_modules",
+    "site-packages",
+    "venv",
 )
 
 
@@ -108,7 +165,9 @@ def resolve_selectors(selectors: list[str], where: str) -> set[str]:
             continue
         matched = {code for code in codes if code.startswith(selector.upper())}
         if not matched:
-            raise ConfigError(f"unknown rule selector `{printable(selector)}` in {where} (known: {', '.join(codes)}, or a prefix, or ALL)")
+            raise ConfigError(
+                f"unknown rule selector `{printable(selector)}` in {where} (known: {', '.join(codes)}, or a prefix, or ALL)"
+            )
         out |= matched
     return out
 
@@ -172,7 +231,9 @@ def _parse_override(config_arg: str) -> dict[str, Any]:
     try:
         return tomllib.loads(config_arg)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"--config {config_arg!r} is neither a file nor a valid `key = value` TOML override: {exc}") from exc
+        raise ConfigError(
+            f"--config {config_arg!r} is neither a file nor a valid `key = value` TOML override: {exc}"
+        ) from exc
 
 
 def load(config_arg: str | None, cwd: Path | None = None) -> Config:
@@ -193,13 +254,22 @@ def load(config_arg: str | None, cwd: Path | None = None) -> Config:
     return load_path(path, cwd, overrides, f"--config {config_arg!r}" if overrides else "")
 
 
-def load_path(path: Path | None, cwd: Path, overrides: dict[str, Any] | None = None, override_where: str = "") -> Config:
+def load_path(
+    path: Path | None, cwd: Path, overrides: dict[str, Any] | None = None, override_where: str = ""
+) -> Config:
     """The Config of one configuration file (or the defaults, rooted at ``cwd``), with the
     command line's ``--config KEY=VALUE`` overrides on top. An error names where it is: the file,
     or the override."""
     table = _table(path) if path else {}
-    config = Config(path=path, root=path.parent if path else cwd, project_root=project_root(path.parent if path else cwd))
-    _apply(config, table, f"{path}" if path else "--config", "[tool.pinlint]" if path is None or path.name == "pyproject.toml" else path.name)
+    config = Config(
+        path=path, root=path.parent if path else cwd, project_root=project_root(path.parent if path else cwd)
+    )
+    _apply(
+        config,
+        table,
+        f"{path}" if path else "--config",
+        "[tool.pinlint]" if path is None or path.name == "pyproject.toml" else path.name,
+    )
     if overrides:
         _apply(config, overrides, override_where or "--config", "the override")
     return config
@@ -218,10 +288,18 @@ def _apply(config: Config, table: dict[str, Any], where: str, section: str) -> N
     for key, value in table.items():
         if key not in KEYS:
             known = ", ".join(sorted(KEYS))
-            raise ConfigError(f"{where}: unknown key `{printable(str(key))}` in {section}{_did_you_mean(str(key))} (known keys: {known})")
+            raise ConfigError(
+                f"{where}: unknown key `{printable(str(key))}` in {section}{_did_you_mean(str(key))} (known keys: {known})"
+            )
         expected, _doc = KEYS[key]
         if not isinstance(value, expected) or (expected is list and not all(isinstance(v, str) for v in value)):
-            kind = {list: "a list of strings", dict: "a table", bool: "true or false", str: "a string", int: "an integer"}[expected]
+            kind = {
+                list: "a list of strings",
+                dict: "a table",
+                bool: "true or false",
+                str: "a string",
+                int: "an integer",
+            }[expected]
             raise ConfigError(f"{where}: `{key}` must be {kind}, got {printable(repr(value))}")
         attr = key.replace("-", "_")
         if key == "per-file-ignores":
@@ -237,14 +315,18 @@ def _apply(config: Config, table: dict[str, Any], where: str, section: str) -> N
             value = (config.root / value).resolve()
             # A repository's config may not send our writes elsewhere (--cache-dir may).
             if not within(value, config.project_root):
-                raise ConfigError(f"{where}: `cache-dir` must lie inside the project ({config.project_root}), got {printable(repr(raw_cache_dir(table)))}")
+                raise ConfigError(
+                    f"{where}: `cache-dir` must lie inside the project ({config.project_root}), got {printable(repr(raw_cache_dir(table)))}"
+                )
         if key == "output-format":
-            from .report import FORMATS
+            from pinlint.report import FORMATS
 
             if value not in FORMATS:
-                raise ConfigError(f"{where}: `output-format` must be one of {', '.join(FORMATS)}, got {printable(repr(value))}")
+                raise ConfigError(
+                    f"{where}: `output-format` must be one of {', '.join(FORMATS)}, got {printable(repr(value))}"
+                )
         if key == "pin-memory-helper":
-            from .fix.helper import ConfiguredHelper
+            from pinlint.fix.helper import ConfiguredHelper
 
             try:
                 ConfiguredHelper.parse(value)
@@ -268,9 +350,7 @@ class ConfigResolver:
         self.override_where = f"--config {config_arg!r}" if self.overrides else ""
         # Keyed by resolved path, so that the base file reached through a symlinked directory is
         # still the base configuration (one group, one cache), not a second copy of it.
-        self._by_path: dict[Path | None, Config] = {
-            self.base.path.resolve() if self.base.path else None: self.base
-        }
+        self._by_path: dict[Path | None, Config] = {self.base.path.resolve() if self.base.path else None: self.base}
         self._by_directory: dict[Path, Path | None] = {}
 
     def for_file(self, file: Path) -> Config:

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .safeio import MAX_CONFIG_BYTES, lexically_within, project_root, read_regular, within
+from pinlint.safeio import MAX_CONFIG_BYTES, lexically_within, project_root, read_regular, within
 
 
 @dataclass
@@ -149,7 +149,7 @@ class Excluder:
                 return True
         if self.path_patterns:
             text = str(path if path.is_absolute() else path.absolute())
-            relative = text[len(self.root_text):] if text.startswith(self.root_text) else None
+            relative = text[len(self.root_text) :] if text.startswith(self.root_text) else None
             if relative is not None:
                 for pattern in self.path_patterns:
                     if fnmatch.fnmatchcase(relative, pattern) or fnmatch.fnmatchcase(relative, pattern + "/*"):
@@ -207,7 +207,9 @@ def _excluded_by_parents(path: Path, excluder: Excluder) -> bool:
     return False
 
 
-def _walk(top: Path, excluder: Excluder, respect_gitignore: bool, result: Discovery, seen: set[Path], project: Path) -> None:
+def _walk(
+    top: Path, excluder: Excluder, respect_gitignore: bool, result: Discovery, seen: set[Path], project: Path
+) -> None:
     ignores: list[GitIgnore] = []
     inside = lexically_within(top, project)
     if respect_gitignore:

@@ -21,8 +21,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import catalog
-from .config import KEYS
+from pinlint import catalog
+from pinlint.config import KEYS
 
 #: Each key's example value, as TOML under ``[tool.pinlint]``. A key without an example fails the
 #: generator, so a new key cannot reach the docs undocumented; the test loads every example with
@@ -45,7 +45,13 @@ EXAMPLES: dict[str, str] = {
     "min-runs": "min-runs = 10",
 }
 
-_TYPE_NAMES = {list: "list of strings", dict: "table (glob → list of codes)", bool: "boolean", str: "string", int: "integer"}
+_TYPE_NAMES = {
+    list: "list of strings",
+    dict: "table (glob → list of codes)",
+    bool: "boolean",
+    str: "string",
+    int: "integer",
+}
 
 
 def _note(source: str) -> str:
@@ -76,10 +82,12 @@ def rules_index() -> str:
     for rule in catalog.all_rules():
         default = "on" if rule.default_enabled else "off (opt-in)"
         summary = rule.summary.replace("|", "\\|")
-        lines.append(f"| [{rule.code}]({rule_page_name(rule)}) | `{rule.name}` | {default} | {rule.fix_availability} | {summary} |")
+        lines.append(
+            f"| [{rule.code}]({rule_page_name(rule)}) | `{rule.name}` | {default} | {rule.fix_availability} | {summary} |"
+        )
     lines += [
         "",
-        "Enable an opt-in rule with `--extend-select PIN003` or `extend-select = [\"PIN003\"]` in",
+        'Enable an opt-in rule with `--extend-select PIN003` or `extend-select = ["PIN003"]` in',
         "`[tool.pinlint]`; see [Configuration](../configuration.md).",
     ]
     return "\n".join(lines) + "\n"
@@ -87,7 +95,7 @@ def rules_index() -> str:
 
 def _cli_overrides() -> dict[str, str]:
     """``[tool.pinlint]`` key → how ``pinlint check`` overrides it, read from the click command."""
-    from .cli import check
+    from pinlint.cli import check
 
     out: dict[str, str] = {}
     for param in check.params:
@@ -136,7 +144,7 @@ def configuration_page() -> str:
         "`--config PATH` names one file to use for every file instead; `--config 'KEY = VALUE'` (TOML)",
         "overrides one key of every configuration found, e.g.",
         "`pinlint check --config 'extend-select = [\"PIN003\"]' .`. Command-line flags override both. An",
-        "unknown key (with a \"did you mean\" for a near miss), a value of the wrong type, or an unknown rule",
+        'unknown key (with a "did you mean" for a near miss), a value of the wrong type, or an unknown rule',
         "code is an error (exit code 2) that names where it is: the file, or the `--config` override.",
         "",
         "Rule selection is computed as ruff does: `select` (or the rules that are on by default), plus",
@@ -176,12 +184,16 @@ def default_docs_dir() -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pinlint.docs_gen", description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a generated page is out of date")
-    parser.add_argument("--docs-dir", type=Path, default=None, help="the docs directory (default: docs/ of this checkout)")
+    parser.add_argument(
+        "--docs-dir", type=Path, default=None, help="the docs directory (default: docs/ of this checkout)"
+    )
     args = parser.parse_args(argv)
     docs_dir: Path = args.docs_dir or default_docs_dir()
 
     expected = generated_files(docs_dir)
-    changed = [path for path, text in expected.items() if not path.is_file() or path.read_text(encoding="utf-8") != text]
+    changed = [
+        path for path, text in expected.items() if not path.is_file() or path.read_text(encoding="utf-8") != text
+    ]
     stale = stale_rule_pages(docs_dir, expected)
     if args.check:
         for path in changed:

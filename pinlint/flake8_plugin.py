@@ -20,14 +20,14 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
-from . import __version__, lint, noqa, source
-from .core.results import AnalysisSettings, FileAnalysis
+from pinlint import __version__, lint, noqa, source
+from pinlint.core.results import AnalysisSettings, FileAnalysis
 
 
 def _opt_in_codes() -> list[str]:
     """Rules off by default (PIN003); computed rather than listed so a new opt-in rule in the
     catalog is off under flake8 too. Read lazily: the catalog parses TOML files."""
-    from . import catalog
+    from pinlint import catalog
 
     return [rule.code for rule in catalog.all_rules() if not rule.default_enabled]
 
@@ -39,7 +39,7 @@ def _project_functions() -> tuple[tuple[str, ...], tuple[str, ...]]:
     A broken configuration raises, rather than silently linting with other settings than
     ``pinlint check`` would; flake8 reports the plugin's exception with this message.
     """
-    from .config import ConfigError, load
+    from pinlint.config import ConfigError, load
 
     try:
         config = load(None)
@@ -73,13 +73,11 @@ class PinlintChecker:
     @classmethod
     def parse_options(cls, options: argparse.Namespace) -> None:
         cls.disable_noqa = bool(getattr(options, "disable_noqa", False))
-        from . import catalog
+        from pinlint import catalog
 
         opt_in = set(_opt_in_codes())
         cls.rules = tuple(
-            rule.code
-            for rule in catalog.all_rules()
-            if rule.code not in opt_in or _flake8_reports(options, rule.code)
+            rule.code for rule in catalog.all_rules() if rule.code not in opt_in or _flake8_reports(options, rule.code)
         )
 
     def run(self) -> Iterator[tuple[int, int, str, type[PinlintChecker]]]:
@@ -91,7 +89,7 @@ class PinlintChecker:
         if not lint.file_triggered(data, lint.rule_set(settings)):
             return
         newline = source.detect_newline(text)
-        from . import runner
+        from pinlint import runner
 
         if runner.may_crash_parser(data):
             # A long operator chain can segfault libcst's native parser, taking flake8 (and

@@ -84,7 +84,11 @@ def analyze_text(text: str, settings: AnalysisSettings, *, newline: str = "\n") 
     if fast_rule is not None and segments != [WHOLE_FILE]:
         slow_starts = {segment.start for segment in segments}
         tokens = _SourceTokens(names)
-        factories = ("tensor(", "asarray(", *(f"{alias}(" for alias, name in names.torch_functions.items() if name in _DATA_FACTORY_NAMES))
+        factories = (
+            "tensor(",
+            "asarray(",
+            *(f"{alias}(" for alias, name in names.torch_functions.items() if name in _DATA_FACTORY_NAMES),
+        )
         for segment in function_segments(text, compile_triggers(fast_rule.triggers), lines):
             if segment.start in slow_starts:
                 continue

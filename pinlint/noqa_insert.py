@@ -11,11 +11,11 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from . import noqa, source
-from .core.diagnostics import Diagnostic
-from .fix.apply import parses
-from .fix.write import ChangedOnDisk, atomic_write, digest
-from .core.text import split_lines
+from pinlint import noqa, source
+from pinlint.core.diagnostics import Diagnostic
+from pinlint.core.text import split_lines
+from pinlint.fix.apply import parses
+from pinlint.fix.write import ChangedOnDisk, atomic_write, digest
 
 _NOQA_CODES = re.compile(r"(#\s*noqa:\s*)([A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*)", re.IGNORECASE)
 
@@ -40,14 +40,14 @@ def _target_row(lines: list[str], d: Diagnostic) -> int:
 
 def _with_code(line: str, code: str) -> str:
     body = line.rstrip("\r\n")
-    ending = line[len(body):]
+    ending = line[len(body) :]
     existing = noqa.directive(body)
     if existing is not None and noqa.suppresses(existing, code):
         return line
     match = _NOQA_CODES.search(body)
     if match:
         codes = sorted({*re.findall(r"[A-Z]+[0-9]+", match.group(2).upper()), code})
-        body = body[: match.start(2)] + ", ".join(codes) + body[match.end(2):]
+        body = body[: match.start(2)] + ", ".join(codes) + body[match.end(2) :]
     else:
         body = f"{body}  # noqa: {code}"
     return body + ending

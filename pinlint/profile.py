@@ -151,8 +151,7 @@ def load(path: str | os.PathLike[str]) -> Profile:
                 raise ProfileError(f"{name}: not a regular file")
             if info.st_size > MAX_BYTES:
                 raise ProfileError(
-                    f"{name}: too large for a profile ({info.st_size:,} bytes; the limit is "
-                    f"{MAX_BYTES:,})"
+                    f"{name}: too large for a profile ({info.st_size:,} bytes; the limit is {MAX_BYTES:,})"
                 )
             # Read at most one byte past the limit: a file that grows while read is still bounded.
             data = handle.read(MAX_BYTES + 1)
@@ -186,8 +185,7 @@ def parse(data: bytes, name: str = "<profile>") -> Profile:
         cut = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
         hint = " (the file looks truncated)" if cut else ""
         raise ProfileError(
-            f"{name}: not a profile: invalid JSON at line {exc.lineno}, column {exc.colno}: "
-            f"{exc.msg}{hint}"
+            f"{name}: not a profile: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}{hint}"
         ) from None
     except (ValueError, RecursionError) as exc:
         raise ProfileError(f"{name}: not a profile: invalid JSON: {exc}") from None
@@ -210,8 +208,7 @@ def from_json(raw: Any, name: str = "<profile>") -> Profile:
     if version != VERSION:
         newer = " (written by a newer pinlint)" if version > VERSION else ""
         raise ProfileError(
-            f"{name}: unsupported profile version {version}{newer}; this pinlint reads version "
-            f"{VERSION}"
+            f"{name}: unsupported profile version {version}{newer}; this pinlint reads version {VERSION}"
         )
     unknown = sorted(set(raw) - set(_TOP_KEYS))
     missing = [k for k in _TOP_KEYS if k not in raw]
@@ -241,16 +238,12 @@ def _site(item: Any, name: str, i: int) -> SiteEntry:
     for key in ("file", "api", "function", "kind"):
         value = item[key]
         if not isinstance(value, str) or len(value) > MAX_STRING:
-            raise ProfileError(
-                f"{name}: {where}.{key} must be a string of at most {MAX_STRING} characters"
-            )
+            raise ProfileError(f"{name}: {where}.{key} must be a string of at most {MAX_STRING} characters")
         values[key] = value
     if not values["file"]:
         raise ProfileError(f"{name}: {where}.file must not be empty")
     if values["kind"] not in KINDS:
-        raise ProfileError(
-            f"{name}: {where}.kind must be one of {', '.join(KINDS)}, got {values['kind']!r}"
-        )
+        raise ProfileError(f"{name}: {where}.kind must be one of {', '.join(KINDS)}, got {values['kind']!r}")
     for key in ("row", "column", "end_row", "end_column"):
         values[key] = _count(item[key], name, f"{where}.{key}", minimum=1)
     for key in ("count", "bytes"):
@@ -264,9 +257,7 @@ def _is_int(value: Any) -> bool:
 
 def _count(value: Any, name: str, where: str, minimum: int = 0) -> int:
     if not _is_int(value) or not minimum <= value <= MAX_INT:
-        raise ProfileError(
-            f"{name}: {where} must be an integer from {minimum} to {MAX_INT}, got {value!r}"
-        )
+        raise ProfileError(f"{name}: {where} must be an integer from {minimum} to {MAX_INT}, got {value!r}")
     return int(value)
 
 
@@ -425,9 +416,7 @@ def annotate(
         if d.code not in RULE_KINDS:
             count = ProfileCount(0, measured=False)
         else:
-            hit = index.lookup(
-                d.code, file_key(d.filename, root), d.location.row, d.location.column
-            )
+            hit = index.lookup(d.code, file_key(d.filename, root), d.location.row, d.location.column)
             count = ProfileCount(hit[1], hit[2], hit[0]) if hit else ProfileCount(0)
         if min_runs is not None and count.measured and count.count < min_runs:
             dropped += 1

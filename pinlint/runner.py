@@ -10,7 +10,6 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -25,14 +24,14 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-
-
 def analyze_bytes(path: str, data: bytes, settings: AnalysisSettings, need_digest: bool = True) -> FileResult:
     rules = lint.rule_set(settings)
     wants_helper = lint.teaches_helper(data)
     triggered = lint.file_triggered(data, rules)
     # The digest keys the cache and guards fixes; a no-cache run needs it only where it may fix.
-    result = FileResult(path=path, analysis=None, size=len(data), digest=digest(data) if need_digest or triggered else "")
+    result = FileResult(
+        path=path, analysis=None, size=len(data), digest=digest(data) if need_digest or triggered else ""
+    )
     if not triggered and not wants_helper:
         result.analysis = EMPTY  # most files: nothing to analyze (shared, never mutated)
         return result
@@ -75,7 +74,9 @@ def _read(path: str) -> tuple[bytes, int] | FileResult:
         return FileResult(path=path, analysis=None, error=f"cannot read: {exc.strerror or exc}")
 
 
-def _process(path: str, settings: AnalysisSettings, need_digest: bool = True, read: tuple[bytes, int] | None = None) -> FileResult:
+def _process(
+    path: str, settings: AnalysisSettings, need_digest: bool = True, read: tuple[bytes, int] | None = None
+) -> FileResult:
     if sys.getrecursionlimit() < _RECURSION_LIMIT:
         sys.setrecursionlimit(_RECURSION_LIMIT)
     got = read or _read(path)
@@ -120,7 +121,7 @@ def call_isolated(result_type: object, fn: Callable[..., T], *args: object, **kw
     """
     import json
 
-    from . import datacodec
+    from pinlint import datacodec
 
     if not hasattr(os, "fork"):  # pragma: no cover - Windows: no isolation, as before
         return fn(*args, **kwargs)
@@ -354,7 +355,6 @@ def _analyze_all(
     finally:
         if own:
             pool.close()
-
 
 
 def _redo(

@@ -62,9 +62,7 @@ def read_fd(fd: int, name: str, limit: int) -> bytes:
     return data
 
 
-def read_regular(
-    path: str | os.PathLike[str], limit: int, *, follow_symlinks: bool = True
-) -> bytes:
+def read_regular(path: str | os.PathLike[str], limit: int, *, follow_symlinks: bool = True) -> bytes:
     """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes (see
     :func:`read_fd`); a FIFO or device is refused without blocking."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -120,9 +118,7 @@ def lexically_within(path: str | os.PathLike[str], root: str | os.PathLike[str])
     return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
 
 
-def write_replacing(
-    path: str | os.PathLike[str], data: bytes, root: str | os.PathLike[str]
-) -> None:
+def write_replacing(path: str | os.PathLike[str], data: bytes, root: str | os.PathLike[str]) -> None:
     """Write ``data`` to ``path`` by renaming a temp file over it.
 
     A rename replaces a symlink at ``path`` instead of writing through it. A relative ``path``

@@ -11,8 +11,23 @@ from __future__ import annotations
 #: ``device=`` says otherwise.
 PINNABLE_FACTORIES: frozenset[str] = frozenset(
     {
-        "tensor", "zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "randint", "rand",
-        "randn", "randperm", "eye", "empty_strided", "scalar_tensor", "tril_indices", "triu_indices",
+        "tensor",
+        "zeros",
+        "ones",
+        "empty",
+        "full",
+        "arange",
+        "linspace",
+        "logspace",
+        "randint",
+        "rand",
+        "randn",
+        "randperm",
+        "eye",
+        "empty_strided",
+        "scalar_tensor",
+        "tril_indices",
+        "triu_indices",
     }
 )
 
@@ -20,7 +35,9 @@ PINNABLE_FACTORIES: frozenset[str] = frozenset(
 SIZED_FACTORIES: frozenset[str] = frozenset({"zeros", "ones", "empty", "full", "rand", "randn"})
 
 #: ``torch.<name>_like(x, ...)`` factories: accept ``pin_memory=`` but allocate on ``x``'s device.
-PINNABLE_LIKE_FACTORIES: frozenset[str] = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like"})
+PINNABLE_LIKE_FACTORIES: frozenset[str] = frozenset(
+    {"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like"}
+)
 
 #: ``x.new_<name>(...)`` methods: accept ``pin_memory=`` but allocate on ``x``'s device.
 PINNABLE_NEW_METHODS: frozenset[str] = frozenset({"new_zeros", "new_ones", "new_empty", "new_full"})
@@ -34,8 +51,30 @@ MEMORY_SHARING_FACTORIES: frozenset[str] = frozenset({"from_numpy", "frombuffer"
 
 #: ``torch.<name>(tensors, ...)``: a new tensor on the inputs' device, never pinned.
 COMBINING_FUNCTIONS: frozenset[str] = frozenset(
-    {"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "where", "clamp", "abs", "neg",
-     "add", "sub", "mul", "div", "cumsum", "flatten", "repeat_interleave", "roll", "flip", "sort", "argsort"}
+    {
+        "cat",
+        "concat",
+        "concatenate",
+        "stack",
+        "hstack",
+        "vstack",
+        "dstack",
+        "where",
+        "clamp",
+        "abs",
+        "neg",
+        "add",
+        "sub",
+        "mul",
+        "div",
+        "cumsum",
+        "flatten",
+        "repeat_interleave",
+        "roll",
+        "flip",
+        "sort",
+        "argsort",
+    }
 )
 
 #: Of those, the ones whose result follows their *first* (data) input; the other arguments are
@@ -49,22 +88,61 @@ FUNCTIONAL_DATA_FIRST: frozenset[str] = frozenset({"pad"})
 
 #: Library functions outside torch that return host tensors in pageable memory (or a dict of
 #: them): their results cannot be pinned where they are made. Dotted names as imported.
-HOST_LIBRARY_FUNCTIONS: frozenset[str] = frozenset(
-    {"safetensors.torch.load_file", "safetensors.torch.load"}
-)
+HOST_LIBRARY_FUNCTIONS: frozenset[str] = frozenset({"safetensors.torch.load_file", "safetensors.torch.load"})
 
 #: Tensor methods that return a *new* tensor on the same device, never pinned.
 NEW_TENSOR_METHODS: frozenset[str] = frozenset(
-    {"clone", "int", "long", "float", "double", "half", "bfloat16", "bool", "short", "char", "byte",
-     "type", "cumsum", "flatten", "repeat", "repeat_interleave", "masked_fill", "add", "sub", "mul",
-     "div", "neg", "abs", "clamp", "index_select", "gather", "roll", "flip", "argsort"}
+    {
+        "clone",
+        "int",
+        "long",
+        "float",
+        "double",
+        "half",
+        "bfloat16",
+        "bool",
+        "short",
+        "char",
+        "byte",
+        "type",
+        "cumsum",
+        "flatten",
+        "repeat",
+        "repeat_interleave",
+        "masked_fill",
+        "add",
+        "sub",
+        "mul",
+        "div",
+        "neg",
+        "abs",
+        "clamp",
+        "index_select",
+        "gather",
+        "roll",
+        "flip",
+        "argsort",
+    }
 )
 
 #: Tensor methods that may return a view of (or ``self``) the same storage: pinnedness is kept,
 #: so the value's origin is the receiver's origin.
 VIEW_METHODS: frozenset[str] = frozenset(
-    {"view", "reshape", "unsqueeze", "squeeze", "narrow", "detach", "contiguous", "expand",
-     "view_as", "reshape_as", "select", "unflatten", "as_strided"}
+    {
+        "view",
+        "reshape",
+        "unsqueeze",
+        "squeeze",
+        "narrow",
+        "detach",
+        "contiguous",
+        "expand",
+        "view_as",
+        "reshape_as",
+        "select",
+        "unflatten",
+        "as_strided",
+    }
 )
 
 #: Methods and functions that produce a host tensor in pageable memory from any tensor.
@@ -97,10 +175,38 @@ PIN_METHOD = "pin_memory"
 
 #: ``torch.<dtype>`` attribute names: a ``.to(torch.float16)`` is a dtype cast, not a copy.
 DTYPES: frozenset[str] = frozenset(
-    {"float", "float32", "float64", "double", "float16", "half", "bfloat16", "int", "int8", "int16",
-     "int32", "int64", "long", "short", "uint8", "uint16", "uint32", "uint64", "bool", "complex64",
-     "complex128", "cfloat", "cdouble", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
-     "float8_e5m2fnuz", "qint8", "quint8", "qint32"}
+    {
+        "float",
+        "float32",
+        "float64",
+        "double",
+        "float16",
+        "half",
+        "bfloat16",
+        "int",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "long",
+        "short",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "bool",
+        "complex64",
+        "complex128",
+        "cfloat",
+        "cdouble",
+        "float8_e4m3fn",
+        "float8_e5m2",
+        "float8_e4m3fnuz",
+        "float8_e5m2fnuz",
+        "qint8",
+        "quint8",
+        "qint32",
+    }
 )
 
 #: Device strings that are the host (copies to them are not H2D).
@@ -119,13 +225,30 @@ KNOWN_HELPER_ARITY: dict[str, bool] = {"sglang": True, "vllm": False}
 #: numpy module names: a call into them returns a numpy array (not pinnable through torch.tensor).
 NUMPY_MODULES: frozenset[str] = frozenset({"numpy"})
 NUMPY_ARRAY_FUNCTIONS: frozenset[str] = frozenset(
-    {"array", "asarray", "ascontiguousarray", "zeros", "ones", "empty", "full", "arange", "concatenate",
-     "stack", "frombuffer", "fromiter", "cumsum", "repeat", "linspace"}
+    {
+        "array",
+        "asarray",
+        "ascontiguousarray",
+        "zeros",
+        "ones",
+        "empty",
+        "full",
+        "arange",
+        "concatenate",
+        "stack",
+        "frombuffer",
+        "fromiter",
+        "cumsum",
+        "repeat",
+        "linspace",
+    }
 )
 
 #: Runtime-companion view of the same facts: names looked up on the ``torch`` module.
 RUNTIME_PINNABLE_FACTORIES: frozenset[str] = PINNABLE_FACTORIES | PINNABLE_LIKE_FACTORIES
-RUNTIME_UNPINNABLE_FACTORIES: frozenset[str] = UNPINNABLE_DATA_FACTORIES | MEMORY_SHARING_FACTORIES | frozenset({"cat", "stack", "concat", "concatenate"})
+RUNTIME_UNPINNABLE_FACTORIES: frozenset[str] = (
+    UNPINNABLE_DATA_FACTORIES | MEMORY_SHARING_FACTORIES | frozenset({"cat", "stack", "concat", "concatenate"})
+)
 
 # --- Runtime-only facts (pinlint.runtime); the static checker does not need these. ---------------
 
@@ -205,9 +328,7 @@ D2H_READING_METHODS = frozenset({"tolist", "item", "__bool__", "__int__", "__flo
 D2H_NUMPY_COPIES = frozenset({"array", "concatenate", "stack", "cumsum", "repeat"})
 #: Methods that only enqueue work or bookkeeping on a stream: they never block the host
 #: (``event.record()``, ``t.record_stream(s)``, ``s.wait_event(e)``: GPU-side waits).
-D2H_STREAM_SIDE_METHODS = frozenset(
-    {"record", "record_stream", "record_event", "wait_stream", "wait_event"}
-)
+D2H_STREAM_SIDE_METHODS = frozenset({"record", "record_stream", "record_event", "wait_stream", "wait_event"})
 #: Tensor methods that launch device work (or make views) and return without waiting.
 D2H_LAUNCH_METHODS = (
     VIEW_METHODS

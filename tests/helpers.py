@@ -6,15 +6,22 @@ import ast
 from pathlib import Path
 
 from pinlint import catalog
+from pinlint.app import CheckOptions, CheckRun, check_stdin
 from pinlint.config import Config
 from pinlint.core.diagnostics import Diagnostic
-from pinlint.app import CheckOptions, CheckRun, check_stdin
 
 ALL_CODES = set(catalog.all_codes())
 
 
-def lint(text: str, *, select: set[str] | None = None, fix: bool = False, unsafe: bool = False,
-         helper: str | None = None, filename: str = "/tmp/pinlint_example.py") -> CheckRun:
+def lint(
+    text: str,
+    *,
+    select: set[str] | None = None,
+    fix: bool = False,
+    unsafe: bool = False,
+    helper: str | None = None,
+    filename: str = "/tmp/pinlint_example.py",
+) -> CheckRun:
     config = Config(root=Path("/tmp"), pin_memory_helper=helper)
     options = CheckOptions(selected=select or ALL_CODES, fix=fix, unsafe_fixes=unsafe, use_cache=False)
     return check_stdin(text, Path(filename), config, options)

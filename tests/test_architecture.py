@@ -113,7 +113,9 @@ def test_no_import_cycles() -> None:
         parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         modules[name] = path
-    graph = {name: {m for m in _module_imports(path, name) if m in modules and m != name} for name, path in modules.items()}
+    graph = {
+        name: {m for m in _module_imports(path, name) if m in modules and m != name} for name, path in modules.items()
+    }
     # A package's __init__ importing its own submodules is not a cycle through the package.
     seen: set[str] = set()
     stack: list[str] = []

@@ -60,7 +60,9 @@ def test_exit_codes_and_summary(project: Path) -> None:
     )
     assert invoke("check", ".", "--exit-zero")[0] == 0
     # The short form `pinlint PATHS` is `pinlint check PATHS`.
-    assert invoke("hot.py", "--output-format", "concise")[1] == invoke("check", "hot.py", "--output-format", "concise")[1]
+    assert (
+        invoke("hot.py", "--output-format", "concise")[1] == invoke("check", "hot.py", "--output-format", "concise")[1]
+    )
 
 
 def test_check_writes_nothing(project: Path) -> None:
@@ -111,7 +113,10 @@ def test_selection(project: Path) -> None:
 def test_fix_diff_and_summary(project: Path) -> None:
     code, out, err = invoke("check", "hot.py", "--diff")
     assert code == 1
-    assert "+    a = torch.tensor(\n+        [1, 2, 3],\n+        pin_memory=is_pin_memory_available(device),\n+    ).to(device, non_blocking=True)" in out
+    assert (
+        "+    a = torch.tensor(\n+        [1, 2, 3],\n+        pin_memory=is_pin_memory_available(device),\n+    ).to(device, non_blocking=True)"
+        in out
+    )
     assert "Would fix 1 error (1 additional fix available with `--unsafe-fixes`)." in err
     code, out, _ = invoke("check", "hot.py", "--fix")
     assert code == 1
@@ -154,8 +159,10 @@ def test_subprocess_version_and_rule(project: Path) -> None:
 
 
 def test_version_does_not_import_heavy_modules(project: Path) -> None:
-    code = "import sys, runpy; sys.argv=['pinlint','--version']; from pinlint.__main__ import main; main(); " \
-           "print(sorted(m for m in ('libcst', 'rich', 'click', 'torch') if m in sys.modules))"
+    code = (
+        "import sys, runpy; sys.argv=['pinlint','--version']; from pinlint.__main__ import main; main(); "
+        "print(sorted(m for m in ('libcst', 'rich', 'click', 'torch') if m in sys.modules))"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout.strip().endswith("[]")
 

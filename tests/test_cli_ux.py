@@ -22,9 +22,7 @@ from pinlint.cli import main
 BROKEN = "import torch\n\n\ndef f(d):\n    x = torch.ones(2).to(d, non_blocking=True\n"
 BROKEN_AT = (5, 25)
 # The function that holds the finding parses on its own; the file as a whole does not.
-BROKEN_ELSEWHERE = (
-    "import torch\nx = (1,\n\n\ndef f(d):\n    return torch.ones(2).to(d, non_blocking=True)\n"
-)
+BROKEN_ELSEWHERE = "import torch\nx = (1,\n\n\ndef f(d):\n    return torch.ones(2).to(d, non_blocking=True)\n"
 HOT = "import torch\n\n\ndef f(d):\n    return torch.ones(2).to(d, non_blocking=True)\n"
 HOT_FIXABLE = textwrap.dedent(
     """\
@@ -51,18 +49,12 @@ class Result:
 
 
 def _clean_env(extra: dict[str, str] | None) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("NO_COLOR", "FORCE_COLOR", "PINLINT_OUTPUT_FORMAT")
-    }
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "PINLINT_OUTPUT_FORMAT")}
     env.update(extra or {})
     return env
 
 
-def run_click(
-    args: list[str], cwd: Path, input: str | None = None, env: dict[str, str] | None = None
-) -> Result:
+def run_click(args: list[str], cwd: Path, input: str | None = None, env: dict[str, str] | None = None) -> Result:
     old = Path.cwd()
     os.chdir(cwd)
     try:
@@ -73,9 +65,7 @@ def run_click(
     return Result("click", result.exit_code, result.stdout, result.stderr)
 
 
-def run_process(
-    args: list[str], cwd: Path, input: str | None = None, env: dict[str, str] | None = None
-) -> Result:
+def run_process(args: list[str], cwd: Path, input: str | None = None, env: dict[str, str] | None = None) -> Result:
     proc = subprocess.run(
         [sys.executable, "-m", "pinlint", *args],
         check=False,
@@ -89,9 +79,7 @@ def run_process(
     return Result("subprocess", proc.returncode, proc.stdout, proc.stderr)
 
 
-def both(
-    args: list[str], cwd: Path, input: str | None = None, env: dict[str, str] | None = None
-) -> Iterator[Result]:
+def both(args: list[str], cwd: Path, input: str | None = None, env: dict[str, str] | None = None) -> Iterator[Result]:
     yield run_click(args, cwd, input, env)
     yield run_process(args, cwd, input, env)
 
@@ -138,9 +126,7 @@ def test_syntax_error_in_every_machine_format(tmp_path: Path) -> None:
             column,
         ), r
     for r in both(["check", "broken.py", "--no-cache", "--output-format", "github"], tmp_path):
-        assert r.out.startswith(
-            f"::error title=pinlint (PIN000),file=broken.py,line={row},col={column}"
-        ), r
+        assert r.out.startswith(f"::error title=pinlint (PIN000),file=broken.py,line={row},col={column}"), r
     for r in both(["check", "broken.py", "--no-cache", "--output-format", "junit"], tmp_path):
         assert 'failures="1"' in r.out and "org.pinlint.PIN000" in r.out, r
     for r in both(["check", "broken.py", "--no-cache", "--output-format", "gitlab"], tmp_path):
@@ -179,12 +165,8 @@ def test_syntax_error_is_never_baselined(tmp_path: Path) -> None:
     write(tmp_path, {"broken.py": BROKEN, "hot.py": HOT})
     for r in both(["check", ".", "--no-cache", "--write-baseline", "b.json"], tmp_path):
         assert r.code == 0 and "Wrote 1 finding(s)" in r.err, r
-    for r in both(
-        ["check", ".", "--no-cache", "--baseline", "b.json", "--output-format", "concise"], tmp_path
-    ):
-        assert (
-            r.code == 1 and r.out.startswith("broken.py:5:25: PIN000") and "PIN001" not in r.out
-        ), r
+    for r in both(["check", ".", "--no-cache", "--baseline", "b.json", "--output-format", "concise"], tmp_path):
+        assert r.code == 1 and r.out.startswith("broken.py:5:25: PIN000") and "PIN001" not in r.out, r
 
 
 def test_syntax_error_from_stdin(tmp_path: Path) -> None:
@@ -219,9 +201,7 @@ def nested(tmp_path: Path) -> Path:
 
 def test_nearest_configuration_applies_per_file(nested: Path) -> None:
     from_parent = list(both(["check", "repo", "--no-cache", "--output-format", "concise"], nested))
-    from_inside = list(
-        both(["check", ".", "--no-cache", "--output-format", "concise"], nested / "repo")
-    )
+    from_inside = list(both(["check", ".", "--no-cache", "--output-format", "concise"], nested / "repo"))
     for r in [*from_parent, *from_inside]:
         assert r.code == 0 and r.out == "All checks passed!\n", r
     for r in both(["check", ".", "--no-cache", "--output-format", "concise"], nested):
@@ -241,9 +221,7 @@ def test_show_files_and_show_settings(nested: Path) -> None:
     for r in both(["check", ".", "--show-settings"], nested):
         assert r.code == 0, r
         assert "Configuration: repo/pyproject.toml" in r.out and "ignore = ['PIN001']" in r.out, r
-        assert (
-            "Configuration: none (the defaults)" in r.out and "extend-exclude = ['bench']" in r.out
-        ), r
+        assert "Configuration: none (the defaults)" in r.out and "extend-exclude = ['bench']" in r.out, r
 
 
 def test_no_python_files_found_warns(tmp_path: Path) -> None:
@@ -255,28 +233,16 @@ def test_no_python_files_found_warns(tmp_path: Path) -> None:
 def test_config_key_typo_gets_did_you_mean(tmp_path: Path) -> None:
     write(tmp_path, {"pyproject.toml": '[tool.pinlint]\nextend-selct = ["PIN003"]\n', "a.py": HOT})
     for r in both(["check", "."], tmp_path):
-        assert (
-            r.code == 2
-            and "unknown key `extend-selct`" in r.err
-            and "did you mean `extend-select`?" in r.err
-        ), r
+        assert r.code == 2 and "unknown key `extend-selct`" in r.err and "did you mean `extend-select`?" in r.err, r
 
 
 def test_override_errors_are_blamed_on_the_override(tmp_path: Path) -> None:
     write(tmp_path, {"pyproject.toml": HELPER, "a.py": HOT})
     for r in both(["check", ".", "--config", 'selct = ["PIN"]'], tmp_path):
-        assert (
-            r.code == 2
-            and "--config 'selct = [\"PIN\"]'" in r.err
-            and "pyproject.toml" not in r.err
-        ), r
+        assert r.code == 2 and "--config 'selct = [\"PIN\"]'" in r.err and "pyproject.toml" not in r.err, r
         assert "did you mean `select`?" in r.err, r
     for r in both(["check", ".", "--config", "respect-gitignore = 1"], tmp_path):
-        assert (
-            r.code == 2
-            and "--config 'respect-gitignore = 1'" in r.err
-            and "pyproject.toml" not in r.err
-        ), r
+        assert r.code == 2 and "--config 'respect-gitignore = 1'" in r.err and "pyproject.toml" not in r.err, r
 
 
 def test_override_applies_to_nested_configurations(nested: Path) -> None:
@@ -295,10 +261,7 @@ def test_override_applies_to_nested_configurations(nested: Path) -> None:
 def test_headlines_are_short(tmp_path: Path) -> None:
     write(
         tmp_path,
-        {
-            "a.py": HOT
-            + "\n\ndef g(arr, d):\n    return torch.from_numpy(arr).to(d, non_blocking=True)\n"
-        },
+        {"a.py": HOT + "\n\ndef g(arr, d):\n    return torch.from_numpy(arr).to(d, non_blocking=True)\n"},
     )
     for r in both(["check", ".", "--no-cache", "--output-format", "json"], tmp_path):
         messages = [item["message"] for item in json.loads(r.out)]
@@ -343,10 +306,7 @@ def test_stdin_fix_excerpt_is_drawn_from_the_fixed_text(tmp_path: Path) -> None:
 def test_help_lists_whole_command_summaries(tmp_path: Path) -> None:
     for r in both(["--help"], tmp_path):
         flat = " ".join(r.out.split())
-        assert (
-            "check Check PATHS (default: the current directory) for pageable non_blocking copies."
-            in flat
-        ), r
+        assert "check Check PATHS (default: the current directory) for pageable non_blocking copies." in flat, r
         assert "(or -- python -m module ARGS)." in flat, r  # the longest one, not cut
         for command in ("help", "version", "rule", "clean"):
             assert f"\n  {command} " in r.out, (command, r)
@@ -374,11 +334,7 @@ def test_mistyped_command_gets_did_you_mean(tmp_path: Path) -> None:
 
 def test_check_help_is_grouped(tmp_path: Path) -> None:
     for r in both(["check", "--help"], tmp_path):
-        sections = [
-            line
-            for line in r.out.splitlines()
-            if line and not line.startswith(" ") and line.endswith(":")
-        ]
+        sections = [line for line in r.out.splitlines() if line and not line.startswith(" ") and line.endswith(":")]
         assert sections[:4] == [
             "Fixing:",
             "Rule selection:",

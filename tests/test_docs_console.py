@@ -66,9 +66,7 @@ def console_blocks() -> list[Block]:
                         skip = value
                 j -= 1
             end = lines.index("```", i + 1)
-            blocks.append(
-                Block(page.relative_to(ROOT).as_posix(), i + 1, lines[i + 1 : end], setup, skip)
-            )
+            blocks.append(Block(page.relative_to(ROOT).as_posix(), i + 1, lines[i + 1 : end], setup, skip))
             i = end + 1
     return blocks
 
@@ -103,9 +101,7 @@ def _run(block: Block, sandbox: Path) -> list[list[str]]:
     # The newline before `}` keeps a trailing `# comment` of the command from eating `2>&1`.
     script = [*block.setup, *(f"echo {MARK}\n{{ {command}\n}} 2>&1" for command in commands)]
     env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("FORCE_COLOR", "PINLINT_OUTPUT_FORMAT", "PINLINT_CACHE_DIR")
+        k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "PINLINT_OUTPUT_FORMAT", "PINLINT_CACHE_DIR")
     }
     # The console scripts of this interpreter's environment come first; output is not buffered,
     # so stderr and stdout interleave as a terminal shows them; no colour (not a terminal).
@@ -125,13 +121,8 @@ def _run(block: Block, sandbox: Path) -> list[list[str]]:
         check=False,
     )
     parts = proc.stdout.split(MARK + "\n")
-    assert len(parts) == len(commands) + 1, (
-        f"{block.id}: the setup failed:\n{proc.stdout}\n{proc.stderr}"
-    )
-    return [
-        [line.rstrip() for line in part.replace(str(sandbox), ".").splitlines()]
-        for part in parts[1:]
-    ]
+    assert len(parts) == len(commands) + 1, f"{block.id}: the setup failed:\n{proc.stdout}\n{proc.stderr}"
+    return [[line.rstrip() for line in part.replace(str(sandbox), ".").splitlines()] for part in parts[1:]]
 
 
 def matches(expected: list[str], actual: list[str]) -> bool:
@@ -164,9 +155,7 @@ def test_every_block_is_a_session_or_says_why_not() -> None:
         if block.skip is not None:
             assert len(block.skip) > 10, f"{block.id}: a skipped block needs a reason"
             continue
-        assert block.text and block.text[0].startswith("$ "), (
-            f"{block.id}: first line is not a `$ command`"
-        )
+        assert block.text and block.text[0].startswith("$ "), f"{block.id}: first line is not a `$ command`"
 
 
 def test_matcher() -> None:
@@ -189,13 +178,8 @@ def test_console_block_is_real_output(block: Block, tmp_path: Path) -> None:
     for (command, expected), actual in zip(_sessions(block), outputs):
         if not matches(expected, actual):
             problems.append(
-                f"$ {command}\n--- the page shows:\n"
-                + "\n".join(expected)
-                + "\n--- real output:\n"
-                + "\n".join(actual)
+                f"$ {command}\n--- the page shows:\n" + "\n".join(expected) + "\n--- real output:\n" + "\n".join(actual)
             )
     if problems and os.environ.get("PINLINT_UPDATE_DOCS"):
         print(f"\n===== {block.id}\n" + "\n\n".join(problems))
-    assert not problems, f"{block.id}: the page disagrees with real output\n" + "\n\n".join(
-        problems
-    )
+    assert not problems, f"{block.id}: the page disagrees with real output\n" + "\n\n".join(problems)

@@ -19,7 +19,9 @@ DOCS = ROOT / "docs"
 def test_generated_docs_are_up_to_date() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "pinlint.docs_gen", "--check", "--docs-dir", str(DOCS)],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 0, result.stderr + "\n(regenerate with `python -m pinlint.docs_gen`)"
 

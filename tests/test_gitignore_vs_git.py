@@ -103,11 +103,7 @@ def _random_cases(count: int) -> list[tuple[str, str, dict[str, str]]]:
     cases = []
     for i in range(count):
         root = "\n".join(rng.sample(POOL, rng.randint(1, 4))) + "\n"
-        nested = (
-            {"sub": "\n".join(rng.sample(POOL, rng.randint(1, 2))) + "\n"}
-            if rng.random() < 0.4
-            else {}
-        )
+        nested = {"sub": "\n".join(rng.sample(POOL, rng.randint(1, 2))) + "\n"} if rng.random() < 0.4 else {}
         cases.append((f"random-{i}", root, nested))
     return cases
 
@@ -125,9 +121,7 @@ def _git_kept(repo: Path) -> set[str]:
 
 
 def _pinlint_kept(repo: Path) -> set[str]:
-    found = discover(
-        [str(repo)], root=repo, exclude=[".git"], respect_gitignore=True, force_exclude=False
-    )
+    found = discover([str(repo)], root=repo, exclude=[".git"], respect_gitignore=True, force_exclude=False)
     return {path.relative_to(repo).as_posix() for path in found.files}
 
 
@@ -136,9 +130,7 @@ def _pinlint_kept(repo: Path) -> set[str]:
     CASES + _random_cases(40),
     ids=lambda v: v if isinstance(v, str) and "\n" not in v else "",
 )
-def test_discovery_agrees_with_git(
-    tmp_path: Path, name: str, root: str, nested: dict[str, str]
-) -> None:
+def test_discovery_agrees_with_git(tmp_path: Path, name: str, root: str, nested: dict[str, str]) -> None:
     repo = tmp_path / "repo"
     for file in FILES:
         (repo / file).parent.mkdir(parents=True, exist_ok=True)

@@ -40,9 +40,7 @@ def entry(
     count: int = 7,
     nbytes: int = 56,
 ) -> fmt.SiteEntry:
-    return fmt.SiteEntry(
-        file, row, column, row, column + 17, kind, "torch.tensor", "step", count, nbytes
-    )
+    return fmt.SiteEntry(file, row, column, row, column + 17, kind, "torch.tensor", "step", count, nbytes)
 
 
 def profile_of(*entries: fmt.SiteEntry, runs: int = 1) -> fmt.Profile:
@@ -184,17 +182,13 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def check(*args: str) -> Result:
-    return CliRunner().invoke(
-        main, ["check", "--no-cache", "-j", "1", *args], catch_exceptions=False
-    )
+    return CliRunner().invoke(main, ["check", "--no-cache", "-j", "1", *args], catch_exceptions=False)
 
 
 def test_check_ranks_and_annotates(project: Path) -> None:
     result = check("--profile", "p.json", "--output-format", "concise", "hot.py")
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("hot.py:5:11: PIN001") and lines[0].endswith(
-        "(ran 40,960 times, 3.1 MB)"
-    )
+    assert lines[0].startswith("hot.py:5:11: PIN001") and lines[0].endswith("(ran 40,960 times, 3.1 MB)")
     assert lines[1].startswith("hot.py:10:13: PIN001") and lines[1].endswith("(did not run)")
     hot = check("--profile", "p.json", "--hot-only", "--output-format", "json", "hot.py")
     data = json.loads(hot.stdout)
@@ -213,9 +207,7 @@ def test_json_is_unchanged_without_a_profile(project: Path) -> None:
 @pytest.mark.parametrize(
     "content", [b"{", b"[]", b'{"format": "pinlint-profile", "version": 9, "runs": 0, "sites": []}']
 )
-def test_check_with_a_bad_profile_exits_2_without_a_traceback(
-    project: Path, content: bytes
-) -> None:
+def test_check_with_a_bad_profile_exits_2_without_a_traceback(project: Path, content: bytes) -> None:
     (project / "bad.json").write_bytes(content)
     result = check("--profile", "bad.json", "hot.py")
     assert result.exit_code == 2
@@ -247,9 +239,7 @@ def test_config_keys_are_validated(project: Path, toml: str, message: str) -> No
 
 def test_sarif_rank_and_properties() -> None:
     def diag(row: int, code: str, count: ProfileCount | None) -> Diagnostic:
-        return Diagnostic(
-            code, "n", "m", "/p/hot.py", Location(row, 1), Location(row, 5), row, "u", profile=count
-        )
+        return Diagnostic(code, "n", "m", "/p/hot.py", Location(row, 1), Location(row, 5), row, "u", profile=count)
 
     diagnostics = [
         diag(1, "PIN001", ProfileCount(40_960, 10, fmt.HOST_CONSTRUCTION)),
@@ -258,9 +248,7 @@ def test_sarif_rank_and_properties() -> None:
         diag(4, "PIN004", ProfileCount(0, measured=False)),
         diag(5, "PIN001", None),
     ]
-    results = sarif.build(diagnostics, ReportContext(root=Path("/p"), version="0"))["runs"][0][
-        "results"
-    ]
+    results = sarif.build(diagnostics, ReportContext(root=Path("/p"), version="0"))["runs"][0]["results"]
     ranks = [r.get("rank") for r in results]
     assert ranks[0] == 100.0 and 0 < ranks[1] < 50 and ranks[2] == 0.0
     assert ranks[3] is None and ranks[4] is None

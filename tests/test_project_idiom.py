@@ -57,9 +57,7 @@ PKG = {
 
 def test_one_file_stdin_and_whole_project_runs_fix_alike(tmp_path: Path) -> None:
     expected = _fixed_whole_project(tmp_path, PKG, "pkg/hot.py")
-    assert (
-        "from pkg.platform import is_pin_memory_available" in expected
-    )  # the package's, not tests/'
+    assert "from pkg.platform import is_pin_memory_available" in expected  # the package's, not tests/'
     assert "is_pin_memory_available(device)" in expected
 
     one = _project(tmp_path / "one", PKG)
@@ -121,10 +119,8 @@ def test_flake8_max_line_length(tmp_path: Path) -> None:
 def test_joins_an_existing_from_import_in_sorted_position(tmp_path: Path) -> None:
     files = {
         **PKG,
-        "pkg/platform.py": PKG["pkg/platform.py"]
-        + "\n\ndef a_first():\n    pass\n\n\ndef z_last():\n    pass\n",
-        "pkg/hot.py": "import torch\n\nfrom pkg.platform import a_first, z_last\n"
-        + HOT.split("\n", 1)[1],
+        "pkg/platform.py": PKG["pkg/platform.py"] + "\n\ndef a_first():\n    pass\n\n\ndef z_last():\n    pass\n",
+        "pkg/hot.py": "import torch\n\nfrom pkg.platform import a_first, z_last\n" + HOT.split("\n", 1)[1],
     }
     fixed = _fixed_whole_project(tmp_path, files, "pkg/hot.py")
     assert "from pkg.platform import a_first, is_pin_memory_available, z_last\n" in fixed
@@ -144,6 +140,4 @@ def test_project_facts_are_cached_as_signed_validated_json(tmp_path: Path) -> No
     facts.write_text(json.dumps(forged))
     proc = _pinlint(root, ".", "--fix")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert (
-        "from pkg.platform import is_pin_memory_available" in (root / "pkg" / "hot.py").read_text()
-    )
+    assert "from pkg.platform import is_pin_memory_available" in (root / "pkg" / "hot.py").read_text()

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from pinlint import catalog
-from tests.helpers import assert_parses, codes, lint as _lint
+from tests.helpers import assert_parses, codes
+from tests.helpers import lint as _lint
 
 # The examples import the helper from `myproj.utils`; configuring it tells pinlint its signature.
 HELPER = "myproj.utils:is_pin_memory_available(device)"
@@ -15,6 +16,7 @@ HELPER = "myproj.utils:is_pin_memory_available(device)"
 
 def lint(text: str, **kw: object):  # type: ignore[no-untyped-def]
     return _lint(text, helper=HELPER, **kw)  # type: ignore[arg-type]
+
 
 BAD = [(rule.code, i, ex) for rule in catalog.all_rules() for i, ex in enumerate(rule.bad_examples)]
 GOOD = [(rule.code, i, ex) for rule in catalog.all_rules() for i, ex in enumerate(rule.good_examples)]

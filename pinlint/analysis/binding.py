@@ -78,7 +78,9 @@ class _Walker:
             for small in statement.body:
                 state = self.small(small, state)
             return state
-        if inside and not isinstance(statement, (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.With, cst.Match)):
+        if inside and not isinstance(
+            statement, (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.With, cst.Match)
+        ):
             self._reached(state)  # a def or class header: what holds before it
             return state
         if isinstance(statement, cst.If):

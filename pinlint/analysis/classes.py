@@ -91,5 +91,3 @@ def _method_classes(module: cst.Module) -> dict[int, str]:
 
 def _class_indent(family: list[ClassRange], line: int) -> int:
     return max((c.indent for c in family if c.start < line < c.end), default=0)
-
-

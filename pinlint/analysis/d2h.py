@@ -39,6 +39,7 @@ PENDING_KEY = "<d2h-pending>"
 #: ``Origin.what`` of a marker: the value of ``gpu.to("cpu", non_blocking=True)``.
 MARK = "<d2h>"
 
+
 class D2HContext(Protocol):
     """What the tracker reads of the interpreter."""
 
@@ -90,9 +91,7 @@ def copied_to_host(ctx: D2HContext, call: cst.Call, receiver: Value) -> Value:
     return frozenset({copy.marker})
 
 
-def copied_into_host(
-    ctx: D2HContext, call: cst.Call, receiver_node: cst.BaseExpression, source: Value
-) -> None:
+def copied_into_host(ctx: D2HContext, call: cst.Call, receiver_node: cst.BaseExpression, source: Value) -> None:
     """``host.copy_(src, non_blocking=True)`` with a provably host destination."""
     if not ctx.events.wants_d2h:
         return
@@ -153,9 +152,7 @@ def _report(ctx: D2HContext, node: cst.BaseExpression, how: str, copies: list[D2
             continue
         first = id(ctx.statement) not in events.d2h_read_statements
         events.d2h_read_statements.add(id(ctx.statement))
-        event = UnsyncedHostRead(
-            copy.call, copy.api, copy.statement, node, how, ctx.statement, first
-        )
+        event = UnsyncedHostRead(copy.call, copy.api, copy.statement, node, how, ctx.statement, first)
         events.add(event, key)
 
 
@@ -182,9 +179,7 @@ def after_call(ctx: D2HContext, call: cst.Call) -> None:
         copies = _read_copies(ctx, func.value)
         if copies:
             _report(ctx, func.value, f"`.{func.attr.value}()`", copies)
-    elif (
-        isinstance(func, cst.Name) and func.value in torch_api.D2H_READING_BUILTINS and func.value not in ctx.env
-    ):
+    elif isinstance(func, cst.Name) and func.value in torch_api.D2H_READING_BUILTINS and func.value not in ctx.env:
         for arg in call.args:
             read(ctx, arg.value, f"`{func.value}()`")
     elif ctx.names.is_numpy_call(func) and _numpy_name(func) in torch_api.D2H_NUMPY_COPIES:
@@ -202,9 +197,7 @@ def _numpy_name(func: cst.BaseExpression) -> str:
 
 def _host_like(value: Value) -> bool:
     """Every path gives a host tensor (a pending destination included)."""
-    return bool(value) and all(
-        o.kind in (Kind.PAGEABLE, Kind.PINNED) or o.what == MARK for o in value
-    )
+    return bool(value) and all(o.kind in (Kind.PAGEABLE, Kind.PINNED) or o.what == MARK for o in value)
 
 
 def _maybe_device(ctx: D2HContext, node: cst.BaseExpression) -> bool:
@@ -268,10 +261,7 @@ def _torch_function_syncs(ctx: D2HContext, name: str, call: cst.Call) -> bool:
         return True  # `torch.where(cond)` is `nonzero`: data-dependent, it waits
     if name in torch_api.RUNTIME_DATA_TO_DEVICE_FACTORIES:
         device = keyword_args(call).get("device")
-        if (
-            device is not None
-            and classify_device(device.value, ctx.names.torch_function) in RUNTIME_OR_ACCELERATOR
-        ):
+        if device is not None and classify_device(device.value, ctx.names.torch_function) in RUNTIME_OR_ACCELERATOR:
             return True  # `torch.tensor(data, device=d)` copies with a blocking copy
         return bool(args) and _maybe_device(ctx, args[0])  # a list of device scalars waits
     return False
@@ -279,9 +269,7 @@ def _torch_function_syncs(ctx: D2HContext, name: str, call: cst.Call) -> bool:
 
 def _nb(ctx: D2HContext, call: cst.Call, position: int) -> bool:
     args = positional(call)
-    return args is not None and non_blocking(
-        call, args, position, lambda n: is_true(ctx.value_of(n))
-    )
+    return args is not None and non_blocking(call, args, position, lambda n: is_true(ctx.value_of(n)))
 
 
 def _host_method_syncs(ctx: D2HContext, method: str, call: cst.Call, receiver: Value) -> bool:
@@ -296,9 +284,7 @@ def _host_method_syncs(ctx: D2HContext, method: str, call: cst.Call, receiver: V
         return True  # a blocking copy to a device waits
     if method == "copy_":
         args = positional(call)
-        return not (
-            args and _host_like(ctx.value_of(args[0]))
-        )  # from a device: a blocking D2H copy
+        return not (args and _host_like(ctx.value_of(args[0])))  # from a device: a blocking D2H copy
     return False  # host computation on host memory
 
 

@@ -172,9 +172,7 @@ class EventSink:
             return  # host-ness rests on a run-time condition (some path is already on a device)
         for origin in source:
             if origin.parameter and via is None:
-                self.parameter_copies.append(
-                    ParameterCopy(origin.parameter, call, api, device, copy_dst, statement)
-                )
+                self.parameter_copies.append(ParameterCopy(origin.parameter, call, api, device, copy_dst, statement))
             if origin.kind is not Kind.PAGEABLE or origin.node is None:
                 continue
             key = (id(origin.node), id(call))

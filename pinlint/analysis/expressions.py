@@ -33,11 +33,29 @@ from pinlint.analysis.values import (
     pageable,
 )
 
-
 #: Builtins that only read their arguments (a tensor passed to them does not escape).
 _READ_ONLY_BUILTINS = frozenset(
-    {"print", "len", "isinstance", "type", "id", "repr", "str", "format", "bool", "hash", "int", "float",
-     "max", "min", "sum", "any", "all", "abs", "round"}
+    {
+        "print",
+        "len",
+        "isinstance",
+        "type",
+        "id",
+        "repr",
+        "str",
+        "format",
+        "bool",
+        "hash",
+        "int",
+        "float",
+        "max",
+        "min",
+        "sum",
+        "any",
+        "all",
+        "abs",
+        "round",
+    }
 )
 
 
@@ -46,7 +64,12 @@ def _repeats_a_list(node: cst.BinaryOperation, left: Value, right: Value) -> boo
     from pinlint.analysis.values import Kind, kinds
 
     for literal, other in ((node.left, right), (node.right, left)):
-        if isinstance(literal, (cst.List, cst.ListComp)) and not kinds(other) & {Kind.NUMPY, Kind.PAGEABLE, Kind.PINNED, Kind.DEVICE}:
+        if isinstance(literal, (cst.List, cst.ListComp)) and not kinds(other) & {
+            Kind.NUMPY,
+            Kind.PAGEABLE,
+            Kind.PINNED,
+            Kind.DEVICE,
+        }:
             return True
     return False
 
@@ -424,5 +447,3 @@ class Evaluator:
         for arg in call.args:
             value = self.ev(arg.value)
             self.host_escape(value, arg.value, f"passed to {callee}")
-
-

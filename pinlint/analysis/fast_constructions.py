@@ -51,11 +51,7 @@ class _Columns:
 
     def location(self, lineno: int, byte_col: int) -> Location:
         line = self.source_lines[lineno - 1] if lineno <= len(self.source_lines) else ""
-        column = (
-            byte_col
-            if line.isascii()
-            else len(line.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
-        )
+        column = byte_col if line.isascii() else len(line.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
         row = lineno + self.row_offset
         text = self.lines[row - 1] if 0 < row <= len(self.lines) else ""
         dedented = bool(self.indent) and bool(text.strip()) and not text.lstrip().startswith("#")
@@ -114,9 +110,7 @@ def _scope_statements(
     if not _has_construction(node, names):
         return  # nothing to report in this scope (nested scopes included)
     scope = _Scope(node)
-    if scope.imports_torch or scope.own.keys() & (
-        names.torch_modules | names.torch_functions.keys()
-    ):
+    if scope.imports_torch or scope.own.keys() & (names.torch_modules | names.torch_functions.keys()):
         raise _Defer  # torch shadowed or imported locally: the scope's own names decide
     _Walker(_Classifier(names, scope), columns, sites, names).block(node.body)
 
@@ -129,9 +123,7 @@ def _has_construction(node: ast.AST, names: FileNames) -> bool:
             if isinstance(func, ast.Attribute):
                 if func.attr in _DATA_FACTORIES:
                     return True
-            elif (
-                isinstance(func, ast.Name) and names.torch_functions.get(func.id) in _DATA_FACTORIES
-            ):
+            elif isinstance(func, ast.Name) and names.torch_functions.get(func.id) in _DATA_FACTORIES:
                 return True
     return False
 
@@ -173,9 +165,7 @@ class _Walker:
         for target in statement.targets:
             if isinstance(target, ast.Name):
                 pairs: list[tuple[str, Value | None]] = [(target.id, value)]
-            elif isinstance(target, (ast.Tuple, ast.List)) and all(
-                isinstance(e, ast.Name) for e in target.elts
-            ):
+            elif isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in target.elts):
                 rhs = statement.value
                 if (
                     isinstance(rhs, (ast.Tuple, ast.List))
@@ -288,11 +278,7 @@ class _Walker:
         if "out" in keywords:
             return
         positional = [a for a in call.args if not isinstance(a, ast.Starred)]
-        if (
-            positional
-            and isinstance(positional[0], (ast.List, ast.Tuple))
-            and not positional[0].elts
-        ):
+        if positional and isinstance(positional[0], (ast.List, ast.Tuple)) and not positional[0].elts:
             return  # `torch.tensor([])`: no bytes to copy
         device_kw = keywords.get("device")
         if device_kw is None:

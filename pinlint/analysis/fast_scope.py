@@ -50,9 +50,7 @@ class _Scope:
         self.imports_torch = False
         args = fn.args
         positional = [*args.posonlyargs, *args.args]
-        defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(
-            args.defaults
-        )
+        defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
         for arg, default in [*zip(positional, defaults), *zip(args.kwonlyargs, args.kw_defaults)]:
             true = isinstance(default, ast.Constant) and default.value is True
             self.bind(arg.arg, _TRUE if true else _UNKNOWN)
@@ -137,5 +135,3 @@ def _target_names(target: ast.expr) -> list[ast.Name]:
     if isinstance(target, (ast.Tuple, ast.List)):
         return [e for e in target.elts if isinstance(e, ast.Name)]
     return []
-
-

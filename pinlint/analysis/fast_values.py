@@ -108,10 +108,7 @@ class _Classifier:
             return PYDATA
         if isinstance(node, ast.Subscript):
             base = self.value(node.value)
-            if (
-                isinstance(node.value, ast.Attribute)
-                and node.value.attr in torch_api.PYTHON_NUMBER_ATTRIBUTES
-            ):
+            if isinstance(node.value, ast.Attribute) and node.value.attr in torch_api.PYTHON_NUMBER_ATTRIBUTES:
                 return base
             if is_pydata(base):
                 return UNKNOWN
@@ -144,9 +141,7 @@ class _Classifier:
         if self.torch_function(func) is not None:
             raise _Defer  # torch's own semantics: the full table of handlers
         taught = dotted(func)
-        if taught is not None and (
-            taught in self.names.pinned_functions or taught in self.names.host_functions
-        ):
+        if taught is not None and (taught in self.names.pinned_functions or taught in self.names.host_functions):
             raise _Defer
         if self.is_numpy_call(func):
             return NUMPY
@@ -171,10 +166,7 @@ class _Classifier:
                 if not receiver or kinds(receiver) <= {Kind.PYDATA, Kind.NUMPY}:
                     return UNKNOWN
                 return pageable(call, pinnable=False, what=".cpu()")
-            if (
-                method in (torch_api.TO_METHOD, torch_api.CUDA_METHOD)
-                or method in torch_api.PINNABLE_NEW_METHODS
-            ):
+            if method in (torch_api.TO_METHOD, torch_api.CUDA_METHOD) or method in torch_api.PINNABLE_NEW_METHODS:
                 raise _Defer  # copies and allocations: the full table of handlers
             return UNKNOWN
         if isinstance(func, ast.Name):
@@ -215,5 +207,3 @@ def classify_device(node: ast.expr, torch_function) -> str:  # type: ignore[no-u
         kw = next((k.value for k in node.keywords if k.arg == "type"), None)
         return classify_device(kw, torch_function) if kw is not None else "unknown"
     return "unknown"
-
-

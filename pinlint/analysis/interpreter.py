@@ -19,12 +19,13 @@ from pinlint.analysis import d2h
 from pinlint.analysis.env import Changes, join
 from pinlint.analysis.expressions import BudgetExceeded, Evaluator
 from pinlint.analysis.scopes import dotted, flatten_targets
-from pinlint.analysis.values import TRUE, UNKNOWN, Origin, Kind, Value, is_pydata, parameter
+from pinlint.analysis.values import TRUE, UNKNOWN, Kind, Origin, Value, is_pydata, parameter
 
 
 def local_function(node: cst.FunctionDef) -> Value:
     """The value a nested ``def`` binds: unknown, but recognisable as that function."""
     return frozenset({Origin(Kind.UNKNOWN, node, what="function")})
+
 
 __all__ = ["BudgetExceeded", "Interpreter"]
 

@@ -11,7 +11,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from .. import torch_api
+from pinlint import torch_api
 
 _HELPER_ATTR_CALL = re.compile(r"\.is_pin_memory_available\s*\(")
 _MAX_IMPORT_CHARS = 64 * 1024
@@ -68,7 +68,9 @@ class FileNames:
 
 
 _IMPORT_LINE = re.compile(r"^([ \t]*)(?:from[ \t]+[\w.]+[ \t]+import\b|import[ \t])", re.M)
-_TOP_LEVEL_BINDING = re.compile(r"^(?:(?:async[ \t]+)?def|class)[ \t]+(\w+)|^([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
+_TOP_LEVEL_BINDING = re.compile(
+    r"^(?:(?:async[ \t]+)?def|class)[ \t]+(\w+)|^([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.M
+)
 
 
 def scan_names(text: str, lines: list[str] | None = None) -> FileNames:
@@ -108,7 +110,11 @@ def scan_names(text: str, lines: list[str] | None = None) -> FileNames:
         if not match.group(1):
             last_top_level_end = end
             for node in tree.body:
-                module = node.module if isinstance(node, ast.ImportFrom) else (node.names[0].name if isinstance(node, ast.Import) else None)
+                module = (
+                    node.module
+                    if isinstance(node, ast.ImportFrom)
+                    else (node.names[0].name if isinstance(node, ast.Import) else None)
+                )
                 if module and not (isinstance(node, ast.ImportFrom) and node.level):
                     group_ends[module.split(".", 1)[0]] = end
     if last_top_level_end >= 0:

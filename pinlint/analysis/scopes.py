@@ -108,9 +108,7 @@ class BoundNames:
                     if handler.name is not None and isinstance(handler.name.name, cst.Name):
                         self.names.add(handler.name.name.value)
             smalls = (
-                statement.body
-                if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite))
-                else ()
+                statement.body if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ()
             )
             for small in smalls:
                 self._small(small)

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 #: How many summaries deep one request may go (a helper calling a helper calling a helper).
 MAX_DEPTH = 3
 
+
 @dataclass
 class Parsed:
     module: cst.Module
@@ -121,7 +122,9 @@ class FileSummaries:
         self._running.add(start)
         try:
             scopes: list[cst.FunctionDef | cst.Module] = [module]
-            scopes += [s for s in iter_statements(list(module.body), into_functions=True) if isinstance(s, cst.FunctionDef)]
+            scopes += [
+                s for s in iter_statements(list(module.body), into_functions=True) if isinstance(s, cst.FunctionDef)
+            ]
             interpreters = []
             classes = _method_classes(module) if segment.whole_file else {}
             for scope in scopes:
@@ -303,7 +306,9 @@ class FileSummaries:
             self._function_memo[pattern] = [self.line_of(m.start()) for m in re.finditer(pattern, self.text, re.M)]
         return self._function_memo[pattern]
 
-    def _interpreter_of(self, parsed: Parsed | None, function: cst.FunctionDef, evaluator: Evaluator) -> Interpreter | None:
+    def _interpreter_of(
+        self, parsed: Parsed | None, function: cst.FunctionDef, evaluator: Evaluator
+    ) -> Interpreter | None:
         if parsed is None:  # a nested def of the asking function's segment
             return self.scope_interpreter(function, evaluator.segment_start, evaluator.segment)
         return next((i for i in parsed.interpreters if i.scope is function), None)

@@ -38,12 +38,14 @@ from pinlint.analysis.values import (
     construction_data,
     derived,
     is_host,
-    is_true as is_true_value,
     is_pydata,
     is_tensor,
     kinds,
     only,
     pageable,
+)
+from pinlint.analysis.values import (
+    is_true as is_true_value,
 )
 
 
@@ -87,9 +89,7 @@ def _pinned_kw(call: cst.Call) -> bool | None:
     return not is_false(arg.value)
 
 
-def allocated_value(
-    ctx: Context, call: cst.Call, what: str, *, factory: str, data: Value | None = None
-) -> Value:
+def allocated_value(ctx: Context, call: cst.Call, what: str, *, factory: str, data: Value | None = None) -> Value:
     """The value of a factory call that accepts ``pin_memory=`` (where it allocates)."""
     if has_star_kwargs(call):
         return UNKNOWN  # `**kwargs` may carry device= or pin_memory=
@@ -276,7 +276,6 @@ def _holds_true(ctx: Context) -> Callable[[cst.BaseExpression], bool]:
     return lambda node: is_true_value(ctx.value_of(node))
 
 
-
 MethodHandler = Callable[[Context, str, cst.BaseExpression, Value, cst.Call], Value]
 
 
@@ -342,9 +341,7 @@ def _copy(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver
         return receiver  # `dst.copy_(*args)` or no source: nothing visible is copied
     if non_blocking(call, args, 1, _holds_true(ctx)) and not is_host(receiver):
         # The destination is not provably host memory: a host-to-device copy.
-        ctx.events.copy(
-            args[0], ctx.value_of(args[0]), call, ".copy_", None, receiver_node, ctx.statement, ctx.loops
-        )
+        ctx.events.copy(args[0], ctx.value_of(args[0]), call, ".copy_", None, receiver_node, ctx.statement, ctx.loops)
         views.strided_copy(ctx, call, ".copy_", args[0], receiver_node)  # type: ignore[arg-type]
     elif ctx.events.wants_d2h and non_blocking(call, args, 1, _holds_true(ctx)):
         # Into provably host memory from a source that may be on a device: filled later (PIN004).
@@ -376,11 +373,15 @@ def _numpy(ctx: Context, method: str, receiver_node: cst.BaseExpression, receive
     return NUMPY
 
 
-def _python_data(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: Value, call: cst.Call) -> Value:
+def _python_data(
+    ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: Value, call: cst.Call
+) -> Value:
     return PYDATA
 
 
-def _new_factory(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: Value, call: cst.Call) -> Value:
+def _new_factory(
+    ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: Value, call: cst.Call
+) -> Value:
     device, _ = device_kw(ctx, call)
     if device is DeviceClass.DEFAULT:
         if is_host(receiver):
@@ -414,9 +415,7 @@ def _method_table() -> dict[str, MethodHandler]:
 TENSOR_METHODS: dict[str, MethodHandler] = _method_table()
 
 
-def method_call(
-    ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: Value, call: cst.Call
-) -> Value:
+def method_call(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: Value, call: cst.Call) -> Value:
     """The value of ``receiver.<method>(...)``."""
     handler = TENSOR_METHODS.get(method)
     if handler is None:

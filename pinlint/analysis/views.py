@@ -57,14 +57,10 @@ def strided_copy(
         return
     why = _why_strided(ctx, source, destination)
     if why is not None:
-        ctx.events.add(
-            StridedPinnedCopy(call, api, source, why, ctx.statement), ("strided", id(call))
-        )
+        ctx.events.add(StridedPinnedCopy(call, api, source, why, ctx.statement), ("strided", id(call)))
 
 
-def _why_strided(
-    ctx: ViewContext, source: cst.BaseExpression, destination: cst.BaseExpression | None
-) -> str | None:
+def _why_strided(ctx: ViewContext, source: cst.BaseExpression, destination: cst.BaseExpression | None) -> str | None:
     explicit = ""
     if _is_method(source, "contiguous") and not _args(source):
         # `view.contiguous()` is the gather itself: a new pageable tensor.
@@ -114,10 +110,10 @@ def _shape(ctx: ViewContext, base: cst.BaseExpression) -> list[cst.BaseExpressio
     if isinstance(statement, cst.SimpleStatementLine):
         for small in statement.body:
             if (
-                isinstance(small, cst.Assign)
-                and len(small.targets) == 1
-                and dotted(small.targets[0].target) == key
-            ) or isinstance(small, cst.AnnAssign) and dotted(small.target) == key:
+                (isinstance(small, cst.Assign) and len(small.targets) == 1 and dotted(small.targets[0].target) == key)
+                or isinstance(small, cst.AnnAssign)
+                and dotted(small.target) == key
+            ):
                 assigned = small.value
     while _is_method(assigned, "pin_memory"):
         assert isinstance(assigned, cst.Call) and isinstance(assigned.func, cst.Attribute)
@@ -126,12 +122,7 @@ def _shape(ctx: ViewContext, base: cst.BaseExpression) -> list[cst.BaseExpressio
         return None
     name = ctx.names.torch_function(assigned.func)
     args = positional(assigned)
-    if (
-        name not in _SIZE_FACTORIES
-        and name != "full"
-        or not args
-        or "size" in keyword_args(assigned)
-    ):
+    if name not in _SIZE_FACTORIES and name != "full" or not args or "size" in keyword_args(assigned):
         return None  # not a factory whose size we can read
     if isinstance(args[0], (cst.Tuple, cst.List)):
         elements = args[0].elements
@@ -155,14 +146,9 @@ def _subscript_gap(node: cst.Subscript, shape: list[cst.BaseExpression] | None) 
         size = shape[dim] if shape is not None and dim < len(shape) else None
         inner = element.slice
         if isinstance(inner, cst.Index):
-            if (
-                isinstance(inner.value, (cst.Ellipsis, cst.List, cst.Tuple))
-                or dotted(inner.value) == "None"
-            ):
+            if isinstance(inner.value, (cst.Ellipsis, cst.List, cst.Tuple)) or dotted(inner.value) == "None":
                 return None  # `...`, `None` or advanced indexing: not a view we can lay out
-            if not isinstance(
-                inner.value, (cst.Integer, cst.Name, cst.Attribute, cst.UnaryOperation)
-            ):
+            if not isinstance(inner.value, (cst.Integer, cst.Name, cst.Attribute, cst.UnaryOperation)):
                 return None  # maybe a tensor index (advanced indexing copies, no view)
             if isinstance(inner.value, (cst.Name, cst.Attribute)) and not _is_int_name(inner.value):
                 return None  # a name may hold an index tensor: advanced indexing
@@ -195,12 +181,7 @@ def _single_element(inner: cst.Slice) -> bool:
     lower, upper = inner.lower, inner.upper
     if isinstance(lower, cst.Integer) and isinstance(upper, cst.Integer):
         return int(upper.value, 0) - int(lower.value, 0) <= 1
-    return (
-        upper is not None
-        and lower is None
-        and isinstance(upper, cst.Integer)
-        and upper.value in ("0", "1")
-    )
+    return upper is not None and lower is None and isinstance(upper, cst.Integer) and upper.value in ("0", "1")
 
 
 def _is_one(node: cst.BaseExpression | None) -> bool:
@@ -208,11 +189,7 @@ def _is_one(node: cst.BaseExpression | None) -> bool:
 
 
 def _is_method(node: cst.BaseExpression | None, name: str) -> bool:
-    return (
-        isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Attribute)
-        and node.func.attr.value == name
-    )
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == name
 
 
 def _args(call: cst.BaseExpression) -> list[cst.Arg]:

@@ -41,8 +41,6 @@ class FixPlan:
     title: str = ""
 
 
-
-
 @dataclass(frozen=True)
 class Finding:
     code: str

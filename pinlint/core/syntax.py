@@ -41,9 +41,7 @@ def cpython_location(text: str, filename: str) -> tuple[Location, Location, str]
     return None
 
 
-def syntax_error_diagnostic(
-    filename: str, text: str | None, fallback: tuple[int, int, str]
-) -> Diagnostic:
+def syntax_error_diagnostic(filename: str, text: str | None, fallback: tuple[int, int, str]) -> Diagnostic:
     """The PIN000 finding for ``filename``; ``fallback`` is (row, column, message) of pinlint's
     own parser, used when CPython accepts the text or the text could not be read."""
     located = cpython_location(text, filename) if text is not None else None

@@ -21,7 +21,9 @@ def apply_edits(text: str, edits: list[Edit]) -> str:
     return "".join(out)
 
 
-def select_fixes(text: str, diagnostics: list[Diagnostic], unsafe: bool) -> tuple[list[Diagnostic], list[Edit], list[tuple[Diagnostic, str]]]:
+def select_fixes(
+    text: str, diagnostics: list[Diagnostic], unsafe: bool
+) -> tuple[list[Diagnostic], list[Edit], list[tuple[Diagnostic, str]]]:
     """Fixes to apply together: each fix's edits must not overlap another applied fix's edits
     (identical edits, such as the shared import, are merged)."""
     index = LineIndex.of(text)

@@ -93,4 +93,3 @@ def _past_parens(positions: Positions, end: Location, count: int) -> Location | 
             return None  # the closing parenthesis is on another line: decline rather than guess
         column += 1
     return Location(end.row, column + 1)
-

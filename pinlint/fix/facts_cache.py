@@ -36,11 +36,7 @@ class FactsCache:
             data = json.loads(payload)
         except (ValueError, UnicodeDecodeError, RecursionError):
             return
-        if (
-            not isinstance(data, dict)
-            or data.get("version") != _FACTS_VERSION
-            or data.get("pinlint") != __version__
-        ):
+        if not isinstance(data, dict) or data.get("version") != _FACTS_VERSION or data.get("pinlint") != __version__:
             return
         files = data.get("files")
         if not isinstance(files, dict):
@@ -57,9 +53,7 @@ class FactsCache:
         facts = entry["facts"]
         return ModuleFacts(**facts) if isinstance(facts, dict) else None
 
-    def put(
-        self, path: str, size: int, mtime_ns: int, data_digest: str, facts: ModuleFacts | None
-    ) -> None:
+    def put(self, path: str, size: int, mtime_ns: int, data_digest: str, facts: ModuleFacts | None) -> None:
         self.entries[path] = {
             "size": size,
             "mtime_ns": mtime_ns,
@@ -109,18 +103,10 @@ def _valid_entry(entry: object) -> bool:
     strings = facts["imports"] + facts["constants"] + facts["module_imports"]
     if not all(isinstance(s, str) for s in strings):
         return False
-    if not all(
-        isinstance(c, list) and len(c) == 2 and all(isinstance(x, str) for x in c)
-        for c in facts["calls"]
-    ):
+    if not all(isinstance(c, list) and len(c) == 2 and all(isinstance(x, str) for x in c) for c in facts["calls"]):
         return False
     if not all(isinstance(k, str) and isinstance(v, int) for k, v in facts["pin_values"].items()):
         return False
     sig_keys = {"style", "keyword", "reason"}
     sigs = facts["methods"] + ([facts["definition"]] if facts["definition"] else [])
-    return all(
-        isinstance(s, dict) and set(s) == sig_keys and all(isinstance(v, str) for v in s.values())
-        for s in sigs
-    )
-
-
+    return all(isinstance(s, dict) and set(s) == sig_keys and all(isinstance(v, str) for v in s.values()) for s in sigs)

@@ -64,12 +64,7 @@ class ConfiguredHelper:
             spec, _, args = spec.partition("(")
             takes_device = bool(args[:-1].strip())
         module, sep, name = spec.partition(":")
-        if (
-            not sep
-            or not module
-            or not name.isidentifier()
-            or not all(p.isidentifier() for p in module.split("."))
-        ):
+        if not sep or not module or not name.isidentifier() or not all(p.isidentifier() for p in module.split(".")):
             raise ValueError(
                 f'pin-memory-helper must look like "package.module:function(device)" or '
                 f'"package.module:function()", got {spec!r}'
@@ -117,9 +112,7 @@ class FileContext:
         self.tree = tree
         self.lines = split_lines(text)
         self.scopes = FileScopes(tree)
-        self.module, self.is_package = (
-            module_name(path, root) if path is not None else (None, False)
-        )
+        self.module, self.is_package = module_name(path, root) if path is not None else (None, False)
         self.facts: ModuleFacts = module_facts(tree, self.module, self.is_package, self.scopes)
         self._calls: dict[str, list[str]] | None = None
 
@@ -170,9 +163,7 @@ def _same(a: Binding, b: Binding) -> bool:
     return (a.kind, a.module, a.imported) == (b.kind, b.module, b.imported) and a.kind == IMPORT
 
 
-def _bound_as(
-    res: Resolution, pos_row: int, at_module_level: bool, want: Binding | None
-) -> str | None:
+def _bound_as(res: Resolution, pos_row: int, at_module_level: bool, want: Binding | None) -> str | None:
     """None when the name at the construction is the binding ``want`` (or, with ``want`` None,
     when it is free); else what it is instead, for the message."""
     if res.where == "unbound":
@@ -180,9 +171,7 @@ def _bound_as(
     if res.where == "local":
         return f"a local name of `{res.scope_name}()` there ({res.bindings[0].describe()})"
     if res.where == "class":
-        return (
-            f"a name of the class body of `{res.scope_name}` there ({res.bindings[0].describe()})"
-        )
+        return f"a name of the class body of `{res.scope_name}` there ({res.bindings[0].describe()})"
     runtime = res.runtime
     if want is None:
         # Free for a new import only when every run-time binding is that same import.
@@ -192,11 +181,7 @@ def _bound_as(
         return f"rebound at module level ({others[0].describe()})"
     unconditional = [b for b in runtime if not b.conditional]
     if not unconditional:
-        return (
-            "bound only on some paths at module level"
-            if runtime
-            else "bound only for type checkers"
-        )
+        return "bound only on some paths at module level" if runtime else "bound only for type checkers"
     if at_module_level and min(b.row for b in unconditional) >= pos_row:
         return f"bound only after the construction ({unconditional[0].describe()})"
     return None
@@ -210,9 +195,7 @@ class HelperResolver:
         self.configured = configured
 
     # -- signatures --------------------------------------------------------------------------
-    def _signature(
-        self, ctx: FileContext, spelled: str, module: str | None, *, method: bool = False
-    ) -> Signature:
+    def _signature(self, ctx: FileContext, spelled: str, module: str | None, *, method: bool = False) -> Signature:
         file_evidence = signature_from_calls(ctx.calls_of(spelled), spelled)
         if file_evidence is not None:
             return file_evidence
@@ -220,9 +203,7 @@ class HelperResolver:
             found = self.project.definition_of(module)
             if found is not None:
                 return found
-            project_calls = signature_from_calls(
-                self.project.call_styles(module, ctx.path), spelled
-            )
+            project_calls = signature_from_calls(self.project.call_styles(module, ctx.path), spelled)
             if project_calls is not None:
                 return project_calls
         if method:
@@ -237,9 +218,7 @@ class HelperResolver:
         return Signature("unknown")
 
     @staticmethod
-    def _choice(
-        name: str, request: ImportRequest | None, sig: Signature, source: str
-    ) -> HelperChoice | str:
+    def _choice(name: str, request: ImportRequest | None, sig: Signature, source: str) -> HelperChoice | str:
         if sig.style == "unusable":
             return f"no automatic fix: {sig.reason}"
         takes = None if sig.style == "unknown" else sig.style != "noarg"
@@ -261,13 +240,7 @@ class HelperResolver:
             for b in bindings:
                 if b.dead:
                     continue
-                if (
-                    b.kind == IMPORT
-                    and b.imported == NAME
-                    or b.kind == DEF
-                    and local == NAME
-                    and not b.via_global
-                ):
+                if b.kind == IMPORT and b.imported == NAME or b.kind == DEF and local == NAME and not b.via_global:
                     candidates.append((local, b))
         for local, binding in candidates:
             problem = _bound_as(ctx.scopes.resolve(local, pos), pos[0], at_module_level, binding)
@@ -279,9 +252,7 @@ class HelperResolver:
                     return self._choice(local, None, sig, "defined in this file")
                 module = absolute(binding.module, ctx.module, ctx.is_package)
                 sig = self._signature(ctx, local, module)
-                return self._choice(
-                    local, None, sig, f"imported in this file from {binding.module}"
-                )
+                return self._choice(local, None, sig, f"imported in this file from {binding.module}")
             first_problem = first_problem or f"`{local}` is {problem}"
         # `mod.is_pin_memory_available(...)` on a module-level import.
         for spelled in sorted({d for d in ctx.called_names() if d.endswith("." + NAME)}):
@@ -323,9 +294,7 @@ class HelperResolver:
             # Keep runtime-equivalent imports (a conditional or TYPE_CHECKING import of the same helper).
             res = ctx.scopes.resolve(function, pos)
             same_import = res.where == "module" and all(
-                b.kind == IMPORT
-                and b.imported == function
-                and absolute(b.module, own, ctx.is_package) == module
+                b.kind == IMPORT and b.imported == function and absolute(b.module, own, ctx.is_package) == module
                 for b in res.runtime
             )
             if not same_import:
@@ -339,9 +308,7 @@ class HelperResolver:
         sig = self._signature(ctx, function, module)
         return self._choice(function, ImportRequest(module, function), sig, source)
 
-    def _idiom(
-        self, ctx: FileContext, pos: tuple[int, int], at_module_level: bool
-    ) -> HelperChoice | None:
+    def _idiom(self, ctx: FileContext, pos: tuple[int, int], at_module_level: bool) -> HelperChoice | None:
         """The project's dominant non-call idiom (``PIN_MEMORY``, ``self.pin_memory``), when it
         beats helper calls and can be written at this construction."""
         counts: Counter[str] = self.project.pin_values(ctx.path)
@@ -380,16 +347,9 @@ class HelperResolver:
         module = module or self.project.constant_module(name, ctx.path) or ""
         if not module or module == ctx.module or self.project.cycle(ctx.module, module) is not None:
             return None
-        if (
-            name
-            not in self.project.files.get(
-                self.project.modules.get(module, ""), ModuleFacts()
-            ).constants
-        ):
+        if name not in self.project.files.get(self.project.modules.get(module, ""), ModuleFacts()).constants:
             return None  # not (or no longer) defined there from the helper
-        return HelperChoice(
-            name, ImportRequest(module, name), True, "the project's constant", is_value=True
-        )
+        return HelperChoice(name, ImportRequest(module, name), True, "the project's constant", is_value=True)
 
     def _attribute(self, ctx: FileContext, pos: tuple[int, int], attr: str) -> HelperChoice | None:
         """``self.<attr>`` in a method of a class whose ``__init__`` sets it first thing."""
@@ -401,24 +361,14 @@ class HelperResolver:
         params = [*function.args.posonlyargs, *function.args.args]
         if not params or params[0].arg != "self" or function.name == "__init__":
             return None
-        if (
-            ctx.scopes.resolve("self", pos).where != "local"
-            or len(ctx.scopes.resolve("self", pos).bindings) != 1
-        ):
+        if ctx.scopes.resolve("self", pos).where != "local" or len(ctx.scopes.resolve("self", pos).bindings) != 1:
             return None  # `self` rebound in the method
         cls = scope.parent.node
         assert isinstance(cls, ast.ClassDef)
         for stmt in cls.body:
-            if (
-                isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
-                and stmt.name == "__init__"
-            ):
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == "__init__":
                 for top in stmt.body:
-                    targets = (
-                        top.targets
-                        if isinstance(top, ast.Assign)
-                        else [getattr(top, "target", None)]
-                    )
+                    targets = top.targets if isinstance(top, ast.Assign) else [getattr(top, "target", None)]
                     for t in targets:
                         if (
                             isinstance(t, ast.Attribute)
@@ -426,7 +376,5 @@ class HelperResolver:
                             and isinstance(t.value, ast.Name)
                             and t.value.id == "self"
                         ):
-                            return HelperChoice(
-                                f"self.{attr}", None, True, "the project's attribute", is_value=True
-                            )
+                            return HelperChoice(f"self.{attr}", None, True, "the project's attribute", is_value=True)
         return None

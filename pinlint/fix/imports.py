@@ -73,15 +73,11 @@ def _member_key(name: str) -> tuple[int, str, str]:
 
 
 def _is_import_only(nodes: list[ast.stmt]) -> bool:
-    return all(
-        isinstance(n, (ast.Import, ast.ImportFrom, ast.Pass)) or _is_inert_assign(n) for n in nodes
-    )
+    return all(isinstance(n, (ast.Import, ast.ImportFrom, ast.Pass)) or _is_inert_assign(n) for n in nodes)
 
 
 def _has_call(node: ast.AST) -> bool:
-    return any(
-        isinstance(n, (ast.Call, ast.Await, ast.Yield, ast.YieldFrom)) for n in ast.walk(node)
-    )
+    return any(isinstance(n, (ast.Call, ast.Await, ast.Yield, ast.YieldFrom)) for n in ast.walk(node))
 
 
 def _is_inert_assign(node: ast.stmt) -> bool:
@@ -89,10 +85,7 @@ def _is_inert_assign(node: ast.stmt) -> bool:
         return (
             node.value is None
             or not _has_call(node)
-            and not any(
-                isinstance(n, (ast.Subscript, ast.Attribute, ast.BinOp))
-                for n in ast.walk(node.value)
-            )
+            and not any(isinstance(n, (ast.Subscript, ast.Attribute, ast.BinOp)) for n in ast.walk(node.value))
         )
     return False
 
@@ -114,12 +107,7 @@ def _is_inert(node: ast.stmt, index: int) -> bool:
         return _is_import_only(node.body) and _is_import_only(node.orelse)
     if isinstance(node, ast.Try):
         handlers_ok = all(_is_import_only(h.body) for h in node.handlers)
-        return (
-            _is_import_only(node.body)
-            and handlers_ok
-            and _is_import_only(node.orelse)
-            and not node.finalbody
-        )
+        return _is_import_only(node.body) and handlers_ok and _is_import_only(node.orelse) and not node.finalbody
     return False
 
 
@@ -245,9 +233,7 @@ def _char_col(line: str, byte_col: int) -> int:
     return len(line.encode("utf-8")[:byte_col].decode("utf-8", "replace")) + 1
 
 
-def _join(
-    node: ast.ImportFrom, name: str, lines: list[str], newline: str, line_length: int
-) -> Edit | None:
+def _join(node: ast.ImportFrom, name: str, lines: list[str], newline: str, line_length: int) -> Edit | None:
     """Add ``name`` to ``from M import a, b`` in sorted position; None when the layout is unusual."""
     aliases = node.names
     position = len(aliases)

@@ -11,19 +11,13 @@ from pinlint.core.diagnostics import Edit, Location
 from pinlint.core.text import line_ending
 
 
-def explode_long_calls(
-    lines: list[str], tree: ast.Module, edits: list[Edit], line_length: int
-) -> list[Edit]:
+def explode_long_calls(lines: list[str], tree: ast.Module, edits: list[Edit], line_length: int) -> list[Edit]:
     """When a fix's edits make a line longer than ``line_length``, put the arguments of the
     call they edit one per line, with a magic trailing comma (what ruff's fixes do, and a layout
     ``ruff format``/black keep). Only single-line calls are exploded: they hold no comments."""
     by_row: dict[int, list[Edit]] = {}
     for edit in edits:
-        if (
-            edit.location.row == edit.end_location.row
-            and "\n" not in edit.content
-            and "\r" not in edit.content
-        ):
+        if edit.location.row == edit.end_location.row and "\n" not in edit.content and "\r" not in edit.content:
             by_row.setdefault(edit.location.row, []).append(edit)
     out = list(edits)
     for row, row_edits in by_row.items():
@@ -39,22 +33,11 @@ def explode_long_calls(
             # like the arguments before it.
             indent = body[: len(body) - len(body.lstrip())]
             for e in row_edits:
-                if (
-                    e.location == e.end_location
-                    and e.content.startswith(", ")
-                    and indent.strip() == ""
-                    and indent
-                ):
-                    out[out.index(e)] = Edit(
-                        f",{line_ending(line)}{indent}{e.content[2:]}", e.location, e.end_location
-                    )
+                if e.location == e.end_location and e.content.startswith(", ") and indent.strip() == "" and indent:
+                    out[out.index(e)] = Edit(f",{line_ending(line)}{indent}{e.content[2:]}", e.location, e.end_location)
             continue
         open_col, close_col = call  # 0-based character indices of `(` and `)`
-        inside = [
-            e
-            for e in row_edits
-            if e.location.column - 1 > open_col and e.end_location.column - 1 <= close_col
-        ]
+        inside = [e for e in row_edits if e.location.column - 1 > open_col and e.end_location.column - 1 <= close_col]
         if not inside:
             continue
         shifted = [
@@ -92,9 +75,7 @@ def _char(line: str, byte_col: int) -> int:
     return len(line.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
 
 
-def _call_to_split(
-    tree: ast.Module, line: str, row: int, edits: list[Edit]
-) -> tuple[int, int] | None:
+def _call_to_split(tree: ast.Module, line: str, row: int, edits: list[Edit]) -> tuple[int, int] | None:
     """``(`` and ``)`` of the outermost single-line call on ``row`` whose arguments hold the first edit."""
     target = min(e.location.column - 1 for e in edits)
     best: tuple[int, int] | None = None
@@ -106,12 +87,7 @@ def _call_to_split(
         func_end = _char(line, node.func.end_col_offset or 0)
         close = _char(line, node.end_col_offset or 0) - 1
         open_col = line.find("(", func_end)
-        if (
-            open_col < 0
-            or open_col >= close
-            or line[close] != ")"
-            or line[func_end:open_col].strip()
-        ):
+        if open_col < 0 or open_col >= close or line[close] != ")" or line[func_end:open_col].strip():
             continue
         # The outermost call whose arguments hold the edit: the one a formatter splits first
         # (`f(g(x, new=...), y)` splits `f`; `tensor(x, new=...).to(d)` splits `tensor`).

@@ -13,9 +13,7 @@ from pinlint.fix.scope import DEF, IMPORT, FileScopes
 NAME = torch_api.PIN_HELPER_NAME
 _MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 #: Directories whose definitions lose to the package's own.
-SECONDARY_DIRS = frozenset(
-    {"tests", "test", "benchmarks", "benchmark", "examples", "example", "scripts", "docs"}
-)
+SECONDARY_DIRS = frozenset({"tests", "test", "benchmarks", "benchmark", "examples", "example", "scripts", "docs"})
 _FACTS_VERSION = 1
 _MAX_FILES = 50_000
 #: A file worth reading for the idiom: it names the helper, or passes something other than a
@@ -33,9 +31,7 @@ class Signature:
     reason: str = ""
 
 
-def signature_of(
-    node: ast.FunctionDef | ast.AsyncFunctionDef, *, method: bool = False
-) -> Signature:
+def signature_of(node: ast.FunctionDef | ast.AsyncFunctionDef, *, method: bool = False) -> Signature:
     """The helper's arguments from its definition (``self``/``cls`` dropped for methods)."""
     args = node.args
     positional = [*args.posonlyargs, *args.args]
@@ -49,9 +45,7 @@ def signature_of(
     name = node.name
     if required > 1 or required_kw and (required or len(required_kw) > 1):
         count = required + len(required_kw)
-        return Signature(
-            "unusable", reason=f"`{name}` needs {count} arguments; pinlint only knows the device"
-        )
+        return Signature("unusable", reason=f"`{name}` needs {count} arguments; pinlint only knows the device")
     if required == 1:
         return Signature("positional")
     if required_kw:
@@ -66,9 +60,7 @@ def signature_of(
 
 def call_style(call: ast.Call) -> str:
     """``noarg``, ``positional``, ``keyword:<name>`` or ``multi``."""
-    if any(isinstance(a, ast.Starred) for a in call.args) or any(
-        k.arg is None for k in call.keywords
-    ):
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return "multi"
     n = len(call.args) + len(call.keywords)
     if n == 0:
@@ -133,9 +125,7 @@ def absolute(module: str, own: str | None, is_package: bool) -> str | None:
     return ".".join([*base, rest] if rest else base) or None
 
 
-def module_facts(
-    tree: ast.Module, own: str | None, is_package: bool, scopes: FileScopes | None = None
-) -> ModuleFacts:
+def module_facts(tree: ast.Module, own: str | None, is_package: bool, scopes: FileScopes | None = None) -> ModuleFacts:
     scopes = scopes or FileScopes(tree)
     facts = ModuleFacts()
     # Local names (anywhere in the file) bound by an import of the helper -> absolute module.
@@ -149,11 +139,7 @@ def module_facts(
                         facts.imports.append(module)
                         helper_names[local] = module
     for b in scopes.module.bindings.get(NAME, []):
-        if (
-            b.kind == DEF
-            and isinstance(b.node, (ast.FunctionDef, ast.AsyncFunctionDef))
-            and not b.dead
-        ):
+        if b.kind == DEF and isinstance(b.node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not b.dead:
             facts.definition = asdict(signature_of(b.node))
             helper_names.setdefault(NAME, own or "")
     # Imported names, for `pin_memory=PIN_MEMORY` (module-level imports only).
@@ -214,29 +200,18 @@ def _is_helper_call(value: ast.expr, helper_names: dict[str, str]) -> bool:
         return False
     func = value.func
     return (
-        isinstance(func, ast.Name)
-        and func.id in helper_names
-        or isinstance(func, ast.Attribute)
-        and func.attr == NAME
+        isinstance(func, ast.Name) and func.id in helper_names or isinstance(func, ast.Attribute) and func.attr == NAME
     )
 
 
-def _pin_value_kind(
-    value: ast.expr, helper_names: dict[str, str], imported_from: dict[str, str]
-) -> str:
+def _pin_value_kind(value: ast.expr, helper_names: dict[str, str], imported_from: dict[str, str]) -> str:
     if _is_helper_call(value, helper_names):
         return "helper"
     if isinstance(value, ast.Name) and value.id.isupper():
         return f"const:{value.id}:{imported_from.get(value.id, '')}"
-    if (
-        isinstance(value, ast.Attribute)
-        and isinstance(value.value, ast.Name)
-        and value.value.id == "self"
-    ):
+    if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self":
         return f"self:{value.attr}"
     return "other"
 
 
 # -- the project -------------------------------------------------------------------------------
-
-

@@ -138,11 +138,7 @@ class Project:
         found = []
         for module, p in self.modules.items():
             facts = self.files.get(p)
-            if (
-                facts is not None
-                and facts.definition is not None
-                and (path is None or p != str(_abs(path)))
-            ):
+            if facts is not None and facts.definition is not None and (path is None or p != str(_abs(path))):
                 found.append((self.is_secondary(p), module, Signature(**facts.definition)))
         return [(m, s) for _, m, s in sorted(found, key=lambda t: (t[0], t[1]))]
 
@@ -178,11 +174,7 @@ class Project:
         found = []
         for module, p in self.modules.items():
             facts = self.files.get(p)
-            if (
-                facts is not None
-                and name in facts.constants
-                and (path is None or p != str(_abs(path)))
-            ):
+            if facts is not None and name in facts.constants and (path is None or p != str(_abs(path))):
                 found.append((self.is_secondary(p), module))
         return min(found)[1] if found else None
 
@@ -208,17 +200,13 @@ class Project:
             if facts is None:
                 continue
             for nxt in facts.module_imports:
-                for prefix in [
-                    ".".join(nxt.split(".")[: i + 1]) for i in range(nxt.count(".") + 1)
-                ]:
+                for prefix in [".".join(nxt.split(".")[: i + 1]) for i in range(nxt.count(".") + 1)]:
                     if prefix not in seen and (prefix in self.modules or prefix in targets):
                         stack.append((prefix, [*chain, prefix]))
         return None
 
 
-def facts_of_text(
-    text: str, path: Path, root: Path | None
-) -> tuple[ModuleFacts, str | None] | None:
+def facts_of_text(text: str, path: Path, root: Path | None) -> tuple[ModuleFacts, str | None] | None:
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):

@@ -59,7 +59,9 @@ def device_problem(hit: SinkHit, device: cst.BaseExpression, ctx: RuleContext) -
     comprehension_bound = _comprehension_names(scope) & names
     if comprehension_bound:
         name = sorted(comprehension_bound)[0]
-        return Decline(f"no automatic fix: `{name}` is bound by a comprehension or lambda at the copy, not where the tensor is allocated")
+        return Decline(
+            f"no automatic fix: `{name}` is bound by a comprehension or lambda at the copy, not where the tensor is allocated"
+        )
     local = _local_names(scope) & names
     if local:
         bound = bound_at(scope, construction_row, local, ctx.positions.rows)
@@ -210,7 +212,11 @@ def _guard(
     """The test of a condition around the copy (not around the construction) that inspects one
     of the device expression's names (``if like is not None: x.to(like.device)``)."""
     rows = ctx.positions.rows
-    statements = list(scope.body.body) if isinstance(scope, cst.FunctionDef) and isinstance(scope.body, cst.IndentedBlock) else list(getattr(scope, "body", []))
+    statements = (
+        list(scope.body.body)
+        if isinstance(scope, cst.FunctionDef) and isinstance(scope.body, cst.IndentedBlock)
+        else list(getattr(scope, "body", []))
+    )
     tests: list[cst.BaseExpression] = []
     while statements:
         holder = next((s for s in statements if rows(s)[0] <= sink_row <= rows(s)[1]), None)
@@ -272,9 +278,7 @@ def _inline_conditions(statement: cst.CSTNode) -> list[cst.BaseExpression]:
     return found
 
 
-def _call_between(
-    scope: cst.CSTNode, construction_row: int, sink_row: int, base: str, ctx: RuleContext
-) -> str | None:
+def _call_between(scope: cst.CSTNode, construction_row: int, sink_row: int, base: str, ctx: RuleContext) -> str | None:
     """A call between the construction and the copy that is a method of ``base`` or receives it."""
     rows = ctx.positions.rows
     stack: list[cst.CSTNode] = [scope.body] if isinstance(scope, cst.FunctionDef) else [scope]
@@ -284,7 +288,11 @@ def _call_between(
             continue  # defined, not run here
         if isinstance(node, cst.Call):
             first, last = rows(node)
-            if construction_row < first and last < sink_row or (construction_row < first <= sink_row and first < sink_row):
+            if (
+                construction_row < first
+                and last < sink_row
+                or (construction_row < first <= sink_row and first < sink_row)
+            ):
                 func = dotted(node.func) or ""
                 method = func.rsplit(".", 1)[-1]
                 if isinstance(node.func, cst.Attribute) and method in _READ_ONLY_METHODS:

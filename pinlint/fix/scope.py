@@ -144,9 +144,7 @@ class _Builder(ast.NodeVisitor):
             ),
         )
 
-    def _child(
-        self, kind: str, name: str, start: tuple[int, int], end: tuple[int, int], node: ast.AST
-    ) -> Scope:
+    def _child(self, kind: str, name: str, start: tuple[int, int], end: tuple[int, int], node: ast.AST) -> Scope:
         child = Scope(kind, name, self.scope, start, end, node=node)
         self.scope.children.append(child)
         return child
@@ -228,9 +226,7 @@ class _Builder(ast.NodeVisitor):
         child = self._child("class", node.name, _start(node.body[0]), _end(node), node)
         self._in(child, list(node.body))
 
-    def _comprehension(
-        self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
-    ) -> None:
+    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> None:
         first = node.generators[0]
         self.visit(first.iter)  # evaluated in the enclosing scope
         child = self._child("comprehension", "<comprehension>", _start(node), _end(node), node)

@@ -27,11 +27,7 @@ def _toml(path: Path) -> dict:  # type: ignore[type-arg]
 
 
 def _valid(value: object) -> int | None:
-    return (
-        value
-        if isinstance(value, int) and not isinstance(value, bool) and 20 <= value <= 1000
-        else None
-    )
+    return value if isinstance(value, int) and not isinstance(value, bool) and 20 <= value <= 1000 else None
 
 
 def line_length(root: Path | None) -> int:

@@ -24,7 +24,7 @@ class OutsideProject(PermissionError):
 def _write_target(path: Path) -> Path:
     """Where a write to ``path`` must go: through a symlink to its target (so the link stays a
     link) when that target lies inside the project ``path`` belongs to; refused otherwise."""
-    from ..safeio import project_root, within
+    from pinlint.safeio import project_root, within
 
     real = Path(os.path.realpath(path))
     if real == Path(os.path.abspath(path)):

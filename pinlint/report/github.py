@@ -42,30 +42,22 @@ def _position_properties(diag: Diagnostic) -> list[str]:
     return props
 
 
-def format_annotation(
-    diag: Diagnostic, ctx: ReportContext, level: str = "error"
-) -> str:
+def format_annotation(diag: Diagnostic, ctx: ReportContext, level: str = "error") -> str:
     path = relative_posix_path(diag.filename, ctx.root)
     properties = [
         f"title={escape_property(f'pinlint ({diag.code})')}",
         f"file={escape_property(path)}",
     ]
     properties += _position_properties(diag)
-    message = (
-        f"{path}:{diag.location.row}:{diag.location.column}: {diag.code} {diag.message}"
-    )
+    message = f"{path}:{diag.location.row}:{diag.location.column}: {diag.code} {diag.message}"
     help_text = diag.fix.explained_message if diag.fix is not None else diag.fix_note
     if help_text:
         message += f"\n  help: {help_text}"
     return f"::{level} {','.join(properties)}::{escape_data(message)}"
 
 
-def render(
-    diagnostics: Sequence[Diagnostic], ctx: ReportContext, level: str = "error"
-) -> str:
+def render(diagnostics: Sequence[Diagnostic], ctx: ReportContext, level: str = "error") -> str:
     """One ``::error`` line per finding (``level`` may be ``warning`` or ``notice``)."""
     if level not in ("error", "warning", "notice"):
         raise ValueError(f"unknown GitHub annotation level: {level!r}")
-    return "".join(
-        format_annotation(d, ctx, level) + "\n" for d in sorted_diagnostics(diagnostics)
-    )
+    return "".join(format_annotation(d, ctx, level) + "\n" for d in sorted_diagnostics(diagnostics))

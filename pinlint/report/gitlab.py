@@ -19,9 +19,7 @@ from pinlint.report.json_format import sorted_diagnostics
 from pinlint.safeio import json_text
 
 
-def build(
-    diagnostics: Sequence[Diagnostic], ctx: ReportContext
-) -> list[dict[str, Any]]:
+def build(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> list[dict[str, Any]]:
     ordered = sorted_diagnostics(diagnostics)
     report = []
     for diag, fp in zip(ordered, assign_fingerprints(ordered, ctx.root)):

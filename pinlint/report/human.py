@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pinlint.core.diagnostics import Applicability, Diagnostic
-from ..fix.apply import apply_edits
 from pinlint.core.text import split_lines
+from pinlint.fix.apply import apply_edits
 from pinlint.safeio import printable
 
 
@@ -39,7 +39,9 @@ def render_concise(diagnostics: Sequence[Diagnostic], root: Path, unsafe_fixes: 
     for d in diagnostics:
         # File names and messages come from the repository: no terminal escapes (safeio).
         lines.append(
-            printable(f"{display_path(d.filename, root)}:{d.location.row}:{d.location.column}: {d.code}{_marker(d, unsafe_fixes)} {d.message}{_profile_suffix(d)}")
+            printable(
+                f"{display_path(d.filename, root)}:{d.location.row}:{d.location.column}: {d.code}{_marker(d, unsafe_fixes)} {d.message}{_profile_suffix(d)}"
+            )
         )
     return "\n".join(lines) + ("\n" if lines else "")
 
@@ -48,7 +50,7 @@ def _profile_suffix(d: Diagnostic) -> str:
     """`` (ran 40,960 times, 3.1 MB)`` when ``check --profile`` counted the site."""
     if d.profile is None:
         return ""
-    from ..profile import finding_note
+    from pinlint.profile import finding_note
 
     return f" ({finding_note(d.profile)})"
 
@@ -57,10 +59,10 @@ def _read_lines(filename: str, cache: dict[str, list[str]], sources: dict[str, s
     if filename not in cache:
         text = (sources or {}).get(filename)
         if text is None:
-            from .. import source
+            from pinlint import source
 
             try:
-                from ..safeio import MAX_SOURCE_BYTES, read_regular
+                from pinlint.safeio import MAX_SOURCE_BYTES, read_regular
 
                 text = source.decode(read_regular(filename, MAX_SOURCE_BYTES)).text
             except Exception:  # noqa: BLE001 - the excerpt is a nicety; never fail the report on it
@@ -114,7 +116,7 @@ def _full_block(d: Diagnostic, lines: list[str], root: Path, unsafe_fixes: bool)
         [(f" --> {display_path(d.filename, root)}:{d.location.row}:{d.location.column}", "blue")],
     ]
     if d.profile is not None:
-        from ..profile import finding_note
+        from pinlint.profile import finding_note
 
         out.append([(f"  = profile: {finding_note(d.profile)}", "bold magenta" if d.profile.count else "")])
     first = max(1, d.location.row - 1)
@@ -131,13 +133,23 @@ def _full_block(d: Diagnostic, lines: list[str], root: Path, unsafe_fixes: bool)
                 # Columns count characters; tabs are shown as 4 spaces, so measure the prefix.
                 visual_start = len(raw[: start - 1].expandtabs(4))
                 visual_end = len(raw[: end - 1].expandtabs(4))
-                carets: Styled = [(" " * gutter + " | ", "blue"), (" " * visual_start + "^" * (visual_end - visual_start), "bold red")]
+                carets: Styled = [
+                    (" " * gutter + " | ", "blue"),
+                    (" " * visual_start + "^" * (visual_end - visual_start), "bold red"),
+                ]
                 if row == d.end_location.row:
                     carets.append((f" {d.code}", "bold red"))
                 out.append(carets)
     out.append([(" " * gutter + " |", "blue")])
     for related in d.related:
-        out.append([(f"note: {related.message} is at {display_path(d.filename, root)}:{related.location.row}:{related.location.column}", "cyan")])
+        out.append(
+            [
+                (
+                    f"note: {related.message} is at {display_path(d.filename, root)}:{related.location.row}:{related.location.column}",
+                    "cyan",
+                )
+            ]
+        )
     if d.fix is not None:
         label = "help" if d.fix.applicability is Applicability.SAFE else "help (unsafe fix)"
         out.append([(f"{label}: {d.fix.message}", "bold cyan")])
@@ -172,8 +184,11 @@ def _fix_diff(d: Diagnostic, lines: list[str]) -> list[str]:
         last = min(last, len(lines))
         old = lines[first - 1 : last]
         shifted = [
-            type(e)(e.content, type(e.location)(e.location.row - first + 1, e.location.column),
-                    type(e.end_location)(e.end_location.row - first + 1, e.end_location.column))
+            type(e)(
+                e.content,
+                type(e.location)(e.location.row - first + 1, e.location.column),
+                type(e.end_location)(e.end_location.row - first + 1, e.end_location.column),
+            )
             for e in group
         ]
         new = apply_edits("".join(old), shifted)
@@ -212,9 +227,13 @@ def summary(
     fixable = safe + (unsafe if unsafe_fixes else 0)
     hidden = 0 if unsafe_fixes else unsafe
     if fixable and hidden:
-        lines.append(f"[*] {fixable} fixable with the `--fix` option ({hidden} hidden fix{'' if hidden == 1 else 'es'} can be enabled with the `--unsafe-fixes` option).")
+        lines.append(
+            f"[*] {fixable} fixable with the `--fix` option ({hidden} hidden fix{'' if hidden == 1 else 'es'} can be enabled with the `--unsafe-fixes` option)."
+        )
     elif fixable:
         lines.append(f"[*] {fixable} fixable with the `--fix` option.")
     elif hidden:
-        lines.append(f"No fixes available ({hidden} hidden fix{'' if hidden == 1 else 'es'} can be enabled with the `--unsafe-fixes` option).")
+        lines.append(
+            f"No fixes available ({hidden} hidden fix{'' if hidden == 1 else 'es'} can be enabled with the `--unsafe-fixes` option)."
+        )
     return "\n".join(lines) + "\n"

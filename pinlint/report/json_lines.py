@@ -15,7 +15,6 @@ def render(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> str:
     # Compact separators, as serde_json::to_string writes them in ruff's json-lines; a
     # newline inside a message is escaped by JSON, so each record stays on one line.
     return "".join(
-        json_text(json.dumps(diagnostic_to_dict(d), ensure_ascii=False, separators=(",", ":")))
-        + "\n"
+        json_text(json.dumps(diagnostic_to_dict(d), ensure_ascii=False, separators=(",", ":"))) + "\n"
         for d in sorted_diagnostics(diagnostics)
     )

@@ -61,9 +61,7 @@ def build(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> ET.Element:
     )
     if not ordered:
         suite = _suite("pinlint", 1, 0)
-        ET.SubElement(
-            suite, "testcase", {"name": "No errors found", "classname": "pinlint"}
-        )
+        ET.SubElement(suite, "testcase", {"name": "No errors found", "classname": "pinlint"})
         root.append(suite)
         return root
 
@@ -85,9 +83,7 @@ def build(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> ET.Element:
                 },
             )
             failure = ET.SubElement(case, "failure", {"message": _clean(diag.message)})
-            text = (
-                f"line {diag.location.row}, col {diag.location.column}, {diag.message}"
-            )
+            text = f"line {diag.location.row}, col {diag.location.column}, {diag.message}"
             # ruff appends the fix title after a blank line.
             help_text = diag.fix.message if diag.fix is not None else diag.fix_note
             if help_text:

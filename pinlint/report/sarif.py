@@ -49,9 +49,7 @@ def _plain_text(markdown: str) -> str:
     return "\n".join(lines).strip() + "\n"
 
 
-def _rule_descriptor(
-    code: str, rule: RuleDoc | None, sample: Diagnostic | None
-) -> dict[str, Any]:
+def _rule_descriptor(code: str, rule: RuleDoc | None, sample: Diagnostic | None) -> dict[str, Any]:
     if rule is None:
         # A code without a catalog entry (should not happen in a release) still needs a
         # descriptor, because GitHub requires every result's ruleId to name one; it is
@@ -102,9 +100,7 @@ def _region(start: Location, end: Location) -> dict[str, int]:
 
 
 def _replacement(edit: Edit) -> dict[str, Any]:
-    replacement: dict[str, Any] = {
-        "deletedRegion": _region(edit.location, edit.end_location)
-    }
+    replacement: dict[str, Any] = {"deletedRegion": _region(edit.location, edit.end_location)}
     # SARIF reads a replacement without insertedContent as a pure deletion.
     if edit.content:
         replacement["insertedContent"] = {"text": edit.content}
@@ -227,7 +223,4 @@ def render(
     *,
     rules: Sequence[RuleDoc] | None = None,
 ) -> str:
-    return (
-        json_text(json.dumps(build(diagnostics, ctx, rules=rules), indent=2, ensure_ascii=False))
-        + "\n"
-    )
+    return json_text(json.dumps(build(diagnostics, ctx, rules=rules), indent=2, ensure_ascii=False)) + "\n"

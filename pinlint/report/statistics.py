@@ -35,9 +35,7 @@ def is_applicable_fix(diag: Diagnostic, unsafe_fixes: bool = False) -> bool:
     return diag.fix_applies(unsafe_fixes)
 
 
-def compute_statistics(
-    diagnostics: Sequence[Diagnostic], unsafe_fixes: bool = False
-) -> list[RuleStatistic]:
+def compute_statistics(diagnostics: Sequence[Diagnostic], unsafe_fixes: bool = False) -> list[RuleStatistic]:
     """Per-code counts, sorted by count (descending), then code."""
     names: dict[str, str] = {}
     counts: dict[str, int] = {}
@@ -45,18 +43,12 @@ def compute_statistics(
     for diag in diagnostics:
         names.setdefault(diag.code, diag.name)
         counts[diag.code] = counts.get(diag.code, 0) + 1
-        fixable[diag.code] = fixable.get(diag.code, 0) + int(
-            is_applicable_fix(diag, unsafe_fixes)
-        )
-    stats = [
-        RuleStatistic(code, names[code], counts[code], fixable[code]) for code in counts
-    ]
+        fixable[diag.code] = fixable.get(diag.code, 0) + int(is_applicable_fix(diag, unsafe_fixes))
+    stats = [RuleStatistic(code, names[code], counts[code], fixable[code]) for code in counts]
     return sorted(stats, key=lambda s: (-s.count, s.code))
 
 
-def render_statistics(
-    diagnostics: Sequence[Diagnostic], fmt: str = "text", *, unsafe_fixes: bool = False
-) -> str:
+def render_statistics(diagnostics: Sequence[Diagnostic], fmt: str = "text", *, unsafe_fixes: bool = False) -> str:
     """Render the statistics table; ``fmt`` is ``"text"`` or ``"json"``.
 
     Text returns the table only (no "Found N errors." summary, which the caller prints) and
@@ -77,9 +69,7 @@ def render_statistics(
         ]
         return json.dumps(objects, indent=2, ensure_ascii=False) + "\n"
     if fmt != "text":
-        raise ValueError(
-            f"unsupported statistics format: {fmt!r} (expected 'text' or 'json')"
-        )
+        raise ValueError(f"unsupported statistics format: {fmt!r} (expected 'text' or 'json')")
     if not stats:
         return ""
     count_width = max(len(str(s.count)) for s in stats)
@@ -89,7 +79,5 @@ def render_statistics(
     for s in stats:
         # ruff's marks: every finding fixable, only some of them, none.
         mark = ("[*] " if s.fixable else "[-] " if s.fixable_count else "[ ] ") if any_fixable else ""
-        lines.append(
-            f"{s.count:>{count_width}}\t{s.code:<{code_width}}\t{mark}{s.name}"
-        )
+        lines.append(f"{s.count:>{count_width}}\t{s.code:<{code_width}}\t{mark}{s.name}")
     return "\n".join(lines) + "\n"

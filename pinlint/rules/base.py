@@ -6,9 +6,8 @@ The rule's documentation and examples live in ``<CODE>.toml`` beside its module.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
-
 from dataclasses import replace
+from typing import TYPE_CHECKING, ClassVar
 
 from pinlint.analysis.events import SinkHit
 from pinlint.analysis.triage import Trigger
@@ -84,7 +83,9 @@ class RuleContext:
         out = [RelatedLocation(self.positions.start(hit.sink), self.positions.end(hit.sink), "the non_blocking copy")]
         if hit.via is not None:
             out.append(
-                RelatedLocation(self.positions.start(hit.via), self.positions.end(hit.via), "the call passing the tensor")
+                RelatedLocation(
+                    self.positions.start(hit.via), self.positions.end(hit.via), "the call passing the tensor"
+                )
             )
         return tuple(out)
 
@@ -166,7 +167,11 @@ class RuleContext:
         api = _API_TEXT[hit.api]
         if hit.via is not None:
             copier = self.copier_of(hit.sink)
-            name = copier.scope.name.value if copier is not None and isinstance(copier.scope, cst.FunctionDef) else "a callee"
+            name = (
+                copier.scope.name.value
+                if copier is not None and isinstance(copier.scope, cst.FunctionDef)
+                else "a callee"
+            )
             return f"is passed on line {self.positions.start(hit.via).row} to `{name}()`, which copies it with `{api}` on line {sink_row}"
         birth = self.interpreter_of(node)
         if birth is not self.interpreter and isinstance(self.interpreter.scope, cst.FunctionDef):

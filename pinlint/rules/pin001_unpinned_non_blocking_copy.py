@@ -151,7 +151,10 @@ def _plan_across_functions(hit: SinkHit, ctx: RuleContext) -> tuple[FixPlan | No
             rows = [ctx.positions.rows(s)[0] for s in birth.bindings.get(chain, [])]
             if not rows or min(rows) >= ctx.start(call).row:
                 name = birth_scope.name.value if isinstance(birth_scope, cst.FunctionDef) else "the module"
-                return None, f"no automatic fix: `{chain}` is not set in `{name}()` before the tensor is allocated there"
+                return (
+                    None,
+                    f"no automatic fix: `{chain}` is not set in `{name}()` before the tensor is allocated there",
+                )
             device_text = chain
         elif isinstance(device, cst.Name) and device.value in params:
             device_text = device.value

@@ -98,15 +98,9 @@ class BlockingDeviceConstruction(Rule):
         else:
             edits = (
                 PlannedEdit(site.device_start, site.device_end, "pin_memory=", helper_call=True),
-                PlannedEdit(
-                    site.call_end, site.call_end, f".to({site.device_text}, non_blocking=True)"
-                ),
+                PlannedEdit(site.call_end, site.call_end, f".to({site.device_text}, non_blocking=True)"),
             )
-            reason = (
-                UNSAFE_REASON
-                if site.data == "python"
-                else f"{UNKNOWN_DATA_REASON}; {UNSAFE_REASON}"
-            )
+            reason = UNSAFE_REASON if site.data == "python" else f"{UNKNOWN_DATA_REASON}; {UNSAFE_REASON}"
             plan = FixPlan(edits, site.device_text, Applicability.UNSAFE, reason, TITLE)
         return Finding(
             code=self.code,

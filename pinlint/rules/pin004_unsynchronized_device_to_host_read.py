@@ -75,11 +75,7 @@ def _stream_sync(event: UnsyncedHostRead, ctx: RuleContext) -> str | None:
         return f"{torch_alias}.cuda.current_stream().synchronize()"
     if copy_withs and copy_withs[-1] is (read_withs[-1] if read_withs else None):
         item = copy_withs[-1]
-        if (
-            isinstance(item, cst.Call)
-            and isinstance(item.func, cst.Attribute)
-            and item.func.attr.value == "stream"
-        ):
+        if isinstance(item, cst.Call) and isinstance(item.func, cst.Attribute) and item.func.attr.value == "stream":
             args = [a.value for a in item.args if a.keyword is None]
             stream = dotted(args[0]) if args else None
             if stream is not None:
@@ -87,9 +83,7 @@ def _stream_sync(event: UnsyncedHostRead, ctx: RuleContext) -> str | None:
     return None  # a stream chosen elsewhere, or different blocks: the stream is not known
 
 
-def _enclosing_withs(
-    scope: cst.CSTNode, targets: list[cst.CSTNode]
-) -> dict[int, list[cst.BaseExpression]]:
+def _enclosing_withs(scope: cst.CSTNode, targets: list[cst.CSTNode]) -> dict[int, list[cst.BaseExpression]]:
     """id(target) -> the items of the ``with`` statements around it (outermost first) whose item
     is a call (a stream context is one; other context managers may switch streams too)."""
     import libcst as cst

@@ -101,9 +101,7 @@ class Session:
     ) -> None:
         __tracebackhide__ = True  # pytest: a strict failure points at the user's line, not here
         try:
-            transfer = self._transfer(
-                api, src, device, non_blocking, same_dtype, preserve_format, dst
-            )
+            transfer = self._transfer(api, src, device, non_blocking, same_dtype, preserve_format, dst)
         except Exception as exc:  # noqa: BLE001 - never turn a working copy into a crash: count it
             self.report.add_unclassified(f"{api} ({type(exc).__name__}: {exc})"[:200])
             return
@@ -128,13 +126,9 @@ class Session:
         staged = False
         if pinned and non_blocking and self.check_contiguous and src.numel() > 0:
             if dst is None:
-                staged = layout.to_stages_through_pageable(
-                    sizes, strides, same_dtype, preserve_format
-                )
+                staged = layout.to_stages_through_pageable(sizes, strides, same_dtype, preserve_format)
             else:
-                staged = layout.copy_stages_through_pageable(
-                    sizes, strides, tuple(dst.shape), dst.stride(), same_dtype
-                )
+                staged = layout.copy_stages_through_pageable(sizes, strides, tuple(dst.shape), dst.stride(), same_dtype)
         numel = dst.numel() if dst is not None else src.numel()
         return Transfer(
             api=api,
@@ -174,9 +168,7 @@ class Session:
                 preserve_format=preserve,
             )
         if self.sim is not None and device.type == "cuda":
-            return self._sim_to(
-                src, device, dtype, non_blocking, memory_format, bool(kwargs.get("copy", False))
-            )
+            return self._sim_to(src, device, dtype, non_blocking, memory_format, bool(kwargs.get("copy", False)))
         return func(*args, **kwargs)
 
     def _on_cuda(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -230,9 +222,7 @@ class Session:
                 dst=dst,
             )
         if self.sim is not None and dst_type == "cuda":
-            with (
-                torch.no_grad()
-            ):  # see simulate.py: autograd on fake CUDA tensors aborts the process
+            with torch.no_grad():  # see simulate.py: autograd on fake CUDA tensors aborts the process
                 return _aten_copy(self.sim.fake(dst), self.sim.fake(src), non_blocking)
         return func(*args, **kwargs)
 
@@ -259,9 +249,7 @@ class Session:
             )
         if self.sim is not None and device.type == "cuda":
             with torch.no_grad():
-                return _aten_to_copy(
-                    self.sim.fake(src), *args[1:], **{**kwargs, "device": simulated_device(device)}
-                )
+                return _aten_to_copy(self.sim.fake(src), *args[1:], **{**kwargs, "device": simulated_device(device)})
         return func(*args, **kwargs)
 
     def _on_type(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -308,9 +296,7 @@ class Session:
                     same_dtype=src.dtype == dst.dtype,
                     dst=dst,
                 )
-        if self.sim is not None and any(
-            isinstance(d, _Tensor) and d.device.type == "cuda" for d in dsts
-        ):
+        if self.sim is not None and any(isinstance(d, _Tensor) and d.device.type == "cuda" for d in dsts):
             with torch.no_grad():
                 for dst, src in zip(dsts, srcs):
                     _aten_copy(self.sim.fake(dst), self.sim.fake(src), non_blocking)
@@ -336,11 +322,7 @@ class Session:
         name, pinnable = _FACTORIES[func]
         if self.sim is not None and pinnable and kwargs.get("pin_memory"):
             out = self.sim.pinned_factory(func, args, kwargs)
-        elif (
-            self.sim is not None
-            and _get_dispatch_mode(_FAKE_KEY) is None
-            and _on_cuda(kwargs.get("device"))
-        ):
+        elif self.sim is not None and _get_dispatch_mode(_FAKE_KEY) is None and _on_cuda(kwargs.get("device")):
             # A thread reached through threads="all" has no FakeTensorMode of its own: CUDA
             # factories run under the simulation's, briefly (CPU tensors there stay real).
             with self.sim.fake_mode:
@@ -427,9 +409,7 @@ class Session:
             return _aten_to_copy(self.sim.fake(src), **kw)
 
 
-def _parse_to_target(
-    args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> tuple[Any, Any, bool, Any] | None:
+def _parse_to_target(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, bool, Any] | None:
     """Normalise every ``Tensor.to`` spelling with the parser ``nn.Module.to`` uses.
 
     An int device needs an accelerator to resolve; on a CPU-only build it means ``cuda:<int>``.
@@ -440,9 +420,7 @@ def _parse_to_target(
         return None
     except RuntimeError:
         pass
-    args2 = tuple(
-        torch.device("cuda", a) if i == 0 and type(a) is int else a for i, a in enumerate(args)
-    )
+    args2 = tuple(torch.device("cuda", a) if i == 0 and type(a) is int else a for i, a in enumerate(args))
     kwargs2 = dict(kwargs)
     if type(kwargs2.get("device")) is int:
         kwargs2["device"] = torch.device("cuda", kwargs2["device"])

@@ -42,9 +42,7 @@ class _WatchMode(TorchFunctionMode):
     """Dispatches to a handler only for the few functions of interest; everything else passes
     through with one dict lookup (the hot path: every torch call in the block comes here)."""
 
-    def __init__(
-        self, handlers: dict[Any, Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]]
-    ) -> None:
+    def __init__(self, handlers: dict[Any, Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]]) -> None:
         super().__init__()
         self._handlers = handlers
         #: False once the watch has ended: threads that entered it may outlive it (threads="all").

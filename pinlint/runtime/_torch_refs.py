@@ -117,5 +117,3 @@ def _is_array_like_data(data: Any) -> str:
     if type(data).__module__ == "numpy":
         return "numpy data"
     return ""
-
-

@@ -44,16 +44,10 @@ def parse_program(command: Sequence[str]) -> Program:
     """``python script.py ARGS`` / ``python -m mod ARGS`` / ``python -c CODE ARGS`` (the leading
     ``python`` is optional and may be any python executable)."""
     words = list(command)
-    if (
-        words
-        and os.path.basename(words[0]).lower().startswith("python")
-        and not words[0].endswith(".py")
-    ):
+    if words and os.path.basename(words[0]).lower().startswith("python") and not words[0].endswith(".py"):
         words = words[1:]
     if not words:
-        raise click.UsageError(
-            "nothing to run: give a command after --, e.g. pinlint trace -- python script.py"
-        )
+        raise click.UsageError("nothing to run: give a command after --, e.g. pinlint trace -- python script.py")
     first = words[0]
     if first == "-m":
         if len(words) < 2:
@@ -64,9 +58,7 @@ def parse_program(command: Sequence[str]) -> Program:
             raise click.UsageError("-c needs code")
         return Program("code", words[1], ("-c", *words[2:]))
     if first.startswith("-"):
-        raise click.UsageError(
-            f"unsupported python option {first!r}: use `python script.py`, `-m module` or `-c code`"
-        )
+        raise click.UsageError(f"unsupported python option {first!r}: use `python script.py`, `-m module` or `-c code`")
     if not os.path.isfile(first):
         raise click.UsageError(f"no such script: {first}")
     return Program("path", first, tuple(words))
@@ -113,9 +105,7 @@ class RunResult:
     needed_cuda: bool = False
 
 
-def run_program(
-    program: Program, strict: bool, simulate: str | None, threads: str = "all"
-) -> tuple[Report, int]:
+def run_program(program: Program, strict: bool, simulate: str | None, threads: str = "all") -> tuple[Report, int]:
     """Run the program under a watch. Returns the report and the program's exit status."""
     result = run_program_result(program, strict, simulate, threads)
     return result.report, result.status
@@ -175,9 +165,7 @@ def _render_full(report: Report) -> str:
         times = f" (x{count})" if count > 1 else ""
         lines.append(f"{path}:{d.location.row}:{d.location.column}: {d.code} {d.message}{times}")
         if v.copy_site is not None and v.copy_site != v.location:
-            lines.append(
-                f"    copy at {os.path.relpath(v.copy_site.filename, cwd)}:{v.copy_site.row}"
-            )
+            lines.append(f"    copy at {os.path.relpath(v.copy_site.filename, cwd)}:{v.copy_site.row}")
     lines.append(closing_line(report))
     return "\n".join(lines)
 
@@ -221,24 +209,18 @@ def render_report(report: Report, fmt: str, root: str | None = None) -> str:
 
         return render_concise(diagnostics, base)
     ctx = ReportContext(root=base, version=__version__, selected_codes=("PIN001", "PIN002"))
-    module = importlib.import_module(
-        f"pinlint.report.{'json_format' if fmt == 'json' else fmt.replace('-', '_')}"
-    )
+    module = importlib.import_module(f"pinlint.report.{'json_format' if fmt == 'json' else fmt.replace('-', '_')}")
     return str(module.render(diagnostics, ctx)).rstrip("\n")
 
 
-@click.command(
-    "trace", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False}
-)
+@click.command("trace", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("--strict", is_flag=True, help="Stop the program at the first violation.")
 @click.option(
     "--simulate-cuda",
     is_flag=True,
     help="Run CUDA-targeted code on a CPU-only machine (FakeTensorMode; values are not computed).",
 )
-@click.option(
-    "--output-format", type=click.Choice(TRACE_FORMATS), default="full", show_default=True
-)
+@click.option("--output-format", type=click.Choice(TRACE_FORMATS), default="full", show_default=True)
 @click.option(
     "--threads",
     type=click.Choice(["all", "current"]),
@@ -362,8 +344,12 @@ def probe_command(run_spec: str | None, json_path: str | None, quick: bool) -> N
     elif sys.version_info >= (3, 11):
         argv = [sys.executable, "-P", "-m", "pinlint.runtime.gpu_check"]
     else:  # pragma: no cover - no -P before 3.11: drop the cwd entry by hand
-        argv = [sys.executable, "-c", "import runpy, sys; del sys.path[0]; "
-                "runpy.run_module('pinlint.runtime.gpu_check', run_name='__main__', alter_sys=True)"]
+        argv = [
+            sys.executable,
+            "-c",
+            "import runpy, sys; del sys.path[0]; "
+            "runpy.run_module('pinlint.runtime.gpu_check', run_name='__main__', alter_sys=True)",
+        ]
     if run_spec:
         argv += ["--run", run_spec]
     if json_path:

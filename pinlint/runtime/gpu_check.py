@@ -81,9 +81,7 @@ Sample = dict[str, list[float]]  # {"host_ms": [...], "kernel_ms": [...]}, one e
 
 
 def _ratios(sample: Sample) -> list[float]:
-    return [
-        h / k if k > 0 else float("inf") for h, k in zip(sample["host_ms"], sample["kernel_ms"])
-    ]
+    return [h / k if k > 0 else float("inf") for h, k in zip(sample["host_ms"], sample["kernel_ms"])]
 
 
 def _fmt(sample: Sample) -> str:
@@ -107,9 +105,7 @@ def host_blocking_verdict(
     kernels = [k for row in table.values() for sample in row.values() for k in sample["kernel_ms"]]
     kernel_ok = bool(kernels) and min(kernels) >= MIN_KERNEL_MS
     if not kernel_ok:
-        failures.append(
-            f"busy kernel too short: min {min(kernels, default=0.0):.2f} ms < {MIN_KERNEL_MS} ms"
-        )
+        failures.append(f"busy kernel too short: min {min(kernels, default=0.0):.2f} ms < {MIN_KERNEL_MS} ms")
     control_ok, pinned_ok = bool(table), True
     blocked, not_blocked = [], []
     for nbytes, row in sorted(table.items()):
@@ -132,9 +128,7 @@ def host_blocking_verdict(
             else:
                 not_blocked.append(f"{size} {case}")
                 if nbytes >= required_bytes:
-                    failures.append(
-                        f"{size} {case} did not block until the stream drained: {_fmt(row[case])}"
-                    )
+                    failures.append(f"{size} {case} did not block until the stream drained: {_fmt(row[case])}")
     required = [n for n in table if n >= required_bytes]
     pageable_ok = bool(required) and all(
         min(_ratios(table[n][case])) >= BLOCKED_FRACTION
@@ -143,9 +137,7 @@ def host_blocking_verdict(
         if case in table[n]
     )
     if not required:
-        failures.append(
-            f"no size >= {required_bytes // MiB} MiB measured: the pageable half is unproven"
-        )
+        failures.append(f"no size >= {required_bytes // MiB} MiB measured: the pageable half is unproven")
     valid = kernel_ok and control_ok
     return {
         "kernel_long_enough": kernel_ok,
@@ -232,9 +224,7 @@ def _measure_size(
     return {
         "pageable .to": _timed(torch, lambda: pageable.to(dev, non_blocking=True), cycles, reps),
         "pinned .to": _timed(torch, lambda: pinned.to(dev, non_blocking=True), cycles, reps),
-        "pageable copy_": _timed(
-            torch, lambda: dst.copy_(pageable, non_blocking=True), cycles, reps
-        ),
+        "pageable copy_": _timed(torch, lambda: dst.copy_(pageable, non_blocking=True), cycles, reps),
         "pinned copy_": _timed(torch, lambda: dst.copy_(pinned, non_blocking=True), cycles, reps),
         CONTROL: _timed(torch, lambda: pageable.to(dev), cycles, reps),
     }
@@ -254,9 +244,7 @@ def part_a(torch: Any, dev: Any, cpm: float, sizes: list[int], reps: int) -> dic
         table[n] = _measure_size(torch, dev, pageable, pinned, dst, cycles, reps)
     pin2d = torch.ones(1024, 1024, pin_memory=True)  # 4 MiB, pinned
     strided = {
-        "pinned[:, ::2] .to (strided)": _timed(
-            torch, lambda: pin2d[:, ::2].to(dev, non_blocking=True), cycles, reps
-        ),
+        "pinned[:, ::2] .to (strided)": _timed(torch, lambda: pin2d[:, ::2].to(dev, non_blocking=True), cycles, reps),
         "pinned.t() .to(half)": _timed(
             torch, lambda: pin2d.t().to(dev, dtype=torch.half, non_blocking=True), cycles, reps
         ),
@@ -317,15 +305,10 @@ def parts_b_c(torch: Any, dev: Any, trace_path: str) -> dict[str, Any]:
         for label, fn in copies:
             with watch(simulate=None) as report, record_function(label):
                 fn()
-            kinds = {
-                "Pinned" if t.kind == "pinned-non-blocking" else "Pageable"
-                for t in report.transfers
-            }
+            kinds = {"Pinned" if t.kind == "pinned-non-blocking" else "Pageable" for t in report.transfers}
             # Not exactly one transfer: the label cannot be checked; say so instead of aborting.
             predicted[label] = (
-                kinds.pop()
-                if len(report.transfers) == 1
-                else f"<watch saw {len(report.transfers)} transfers>"
+                kinds.pop() if len(report.transfers) == 1 else f"<watch saw {len(report.transfers)} transfers>"
             )
         torch.cuda.synchronize()
     prof.export_chrome_trace(trace_path)
@@ -364,12 +347,8 @@ def part_d(torch: Any, fn: Callable[[], Any], spec: str, trace_path: str) -> dic
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="pinlint probe", description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--run", metavar="pkg.mod:fn", help="check that every H2D memcpy of fn() is Pinned"
-    )
-    parser.add_argument(
-        "--json", metavar="FILE", help="write the results as JSON (the chrome trace goes beside it)"
-    )
+    parser.add_argument("--run", metavar="pkg.mod:fn", help="check that every H2D memcpy of fn() is Pinned")
+    parser.add_argument("--json", metavar="FILE", help="write the results as JSON (the chrome trace goes beside it)")
     parser.add_argument("--quick", action="store_true", help="fewer sizes and repetitions")
     try:
         args = parser.parse_args(argv)
@@ -377,9 +356,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE if exc.code else EXIT_OK
     result: dict[str, Any] = {"pinlint_probe": 1}
     if args.run and not _RUN_SPEC_RE.match(args.run):
-        print(
-            f"pinlint probe: --run expects 'pkg.module:function', got {args.run!r}", file=sys.stderr
-        )
+        print(f"pinlint probe: --run expects 'pkg.module:function', got {args.run!r}", file=sys.stderr)
         return EXIT_USAGE
 
     def finish(code: int) -> int:
@@ -417,11 +394,7 @@ def main(argv: list[str] | None = None) -> int:
 
     dev = torch.device("cuda", torch.cuda.current_device())
     result["gpu"] = torch.cuda.get_device_name(dev)
-    out_dir = (
-        os.path.dirname(os.path.abspath(args.json))
-        if args.json
-        else tempfile.mkdtemp(prefix="pinlint-probe-")
-    )
+    out_dir = os.path.dirname(os.path.abspath(args.json)) if args.json else tempfile.mkdtemp(prefix="pinlint-probe-")
     stem = os.path.splitext(os.path.basename(args.json))[0] if args.json else "probe"
     sizes = [64 << 10, 16 * MiB] if args.quick else [64 << 10, 1 * MiB, 16 * MiB, 64 * MiB]
     reps = QUICK_REPS if args.quick else REPS
@@ -436,9 +409,7 @@ def main(argv: list[str] | None = None) -> int:
         checks[f"busy kernel lasts >= {MIN_KERNEL_MS:g} ms and holds the blocking control"] = (
             v["kernel_long_enough"] and v["control_blocks"]
         )
-        checks["pinned non_blocking copies return at once behind a busy stream"] = v[
-            "pinned_returns_early"
-        ]
+        checks["pinned non_blocking copies return at once behind a busy stream"] = v["pinned_returns_early"]
         checks[
             f"pageable non_blocking copies >= {REQUIRED_BLOCKING_BYTES // MiB} MiB block until the stream drains"
         ] = v["pageable_blocks"]
@@ -464,9 +435,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"FAIL  {line}")
         if "B_C_memcpy_kinds" in result:
             for m in result["B_C_memcpy_kinds"]["verdict"]["mismatches"]:
-                print(
-                    f"FAIL  {m['label']}: profiler saw {m['observed']}, watch predicted {m['expected']}"
-                )
+                print(f"FAIL  {m['label']}: profiler saw {m['observed']}, watch predicted {m['expected']}")
     if "error" in result:
         print(f"error {result['error']}", file=sys.stderr)
     return finish(EXIT_OK if checks and all(checks.values()) else EXIT_FAILED)

@@ -48,9 +48,17 @@ class Memcpy:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "name": self.name, "kind": self.kind, "src": self.src, "dst": self.dst, "bytes": self.nbytes,
-            "gpu_dur_us": self.gpu_dur_us, "correlation": self.correlation, "runtime_call": self.runtime_call,
-            "host_call_dur_us": self.host_call_dur_us, "annotation": self.annotation, "pinned": self.pinned,
+            "name": self.name,
+            "kind": self.kind,
+            "src": self.src,
+            "dst": self.dst,
+            "bytes": self.nbytes,
+            "gpu_dur_us": self.gpu_dur_us,
+            "correlation": self.correlation,
+            "runtime_call": self.runtime_call,
+            "host_call_dur_us": self.host_call_dur_us,
+            "annotation": self.annotation,
+            "pinned": self.pinned,
         }
 
 

@@ -18,9 +18,7 @@ from pinlint.torch_api import RUNTIME_DATA_TO_DEVICE_FACTORIES
 BLOCKING = "blocking"  #: non_blocking=False: synchronous by request; not a violation
 ASYNC = "pinned-non-blocking"  #: what the code means: pinned source, non_blocking=True
 PAGEABLE = "pageable-non-blocking"  #: violation: non_blocking=True from pageable memory
-STAGED = (
-    "pinned-but-staged"  #: violation: pinned, but a layout that copies through a pageable temporary
-)
+STAGED = "pinned-but-staged"  #: violation: pinned, but a layout that copies through a pageable temporary
 VIOLATION_KINDS = frozenset({PAGEABLE, STAGED})
 #: ``torch.tensor(data, device=cuda)`` and its kin: a transfer that is a device construction.
 _DEVICE_CONSTRUCTIONS = frozenset(f"torch.{n}" for n in RUNTIME_DATA_TO_DEVICE_FACTORIES)
@@ -321,9 +319,7 @@ class Report:
 
     def summary(self) -> str:
         mode = " (simulated CUDA)" if self.simulated else ""
-        lines = [
-            f"pinlint.runtime: {self.total} H2D transfer(s){mode}, {len(self.violations)} violation(s)"
-        ]
+        lines = [f"pinlint.runtime: {self.total} H2D transfer(s){mode}, {len(self.violations)} violation(s)"]
         if self.unclassified:
             lines.append(f"  warning: {self.observed()}")
         for v, count in self.grouped():

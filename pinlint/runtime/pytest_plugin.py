@@ -66,9 +66,7 @@ _PLAN = pytest.StashKey[_Plan]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup(
-        "pinlint", "pinlint runtime companion (non_blocking H2D copies from pageable memory)"
-    )
+    group = parser.getgroup("pinlint", "pinlint runtime companion (non_blocking H2D copies from pageable memory)")
     group.addoption(
         "--pinlint-runtime",
         choices=_MODES,
@@ -130,12 +128,8 @@ def _plan_for(item: pytest.Item, opted_in: bool) -> _Plan | None:
     state = item.config.stash[_STATE]
     marker = item.get_closest_marker("pinlint")
     if marker is not None and marker.args:
-        raise pytest.UsageError(
-            f"{item.nodeid}: use keyword arguments: @pytest.mark.pinlint(strict=..., simulate=...)"
-        )
-    opted_in = (
-        opted_in or marker is not None or "pinlint_watch" in getattr(item, "fixturenames", ())
-    )
+        raise pytest.UsageError(f"{item.nodeid}: use keyword arguments: @pytest.mark.pinlint(strict=..., simulate=...)")
+    opted_in = opted_in or marker is not None or "pinlint_watch" in getattr(item, "fixturenames", ())
     if not opted_in and state.mode == "off":
         return None
     kwargs = marker.kwargs if marker is not None else {}
@@ -233,9 +227,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     try:
         merged = target.write()
     except (ProfileError, OSError) as exc:
-        state.profile_message = (
-            f"pinlint runtime: error: cannot write the profile {target.path}: {exc}"
-        )
+        state.profile_message = f"pinlint runtime: error: cannot write the profile {target.path}: {exc}"
         return
     state.profile_message = (
         f"pinlint runtime: profile: {target.written} site(s) added to {target.path} "
@@ -273,9 +265,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             prev[2].add(nodeid)
             groups[key] = (prev[0], prev[1] + 1, prev[2])
     root = str(config.rootpath)
-    for (code, filename, row), (v, count, tests) in sorted(
-        groups.items(), key=lambda kv: kv[0][1:] + (kv[0][0],)
-    ):
+    for (code, filename, row), (v, count, tests) in sorted(groups.items(), key=lambda kv: kv[0][1:] + (kv[0][0],)):
         path = os.path.relpath(filename, root) if filename.startswith(root) else filename
         copy = v.copy_site
         copy_note = (

@@ -149,9 +149,7 @@ def _device_name(*_args: Any, **_kwargs: Any) -> str:
 class FakeEvent:
     """``torch.cuda.Event`` in a simulation: every operation completes at once."""
 
-    def __init__(
-        self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False
-    ) -> None:
+    def __init__(self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False) -> None:
         self.enable_timing = enable_timing
 
     def record(self, stream: Any = None) -> None:
@@ -364,9 +362,7 @@ class Simulation:
     def mark_pinned(self, t: torch.Tensor) -> torch.Tensor:
         return mark_pinned(t)
 
-    def pinned_factory(
-        self, func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Any:
+    def pinned_factory(self, func: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return pinned_factory(func, args, kwargs)
 
     def pin_memory(self, t: torch.Tensor) -> torch.Tensor:

@@ -77,9 +77,7 @@ class SiteFinder:
     """
 
     def __init__(self, skip_dirs: tuple[str, ...] = (), module_to_file: str | None = None) -> None:
-        self._skip_dirs = tuple(os.path.abspath(d).rstrip(os.sep) + os.sep for d in skip_dirs) + (
-            _PINLINT_DIR,
-        )
+        self._skip_dirs = tuple(os.path.abspath(d).rstrip(os.sep) + os.sep for d in skip_dirs) + (_PINLINT_DIR,)
         #: co_filename -> absolute path for user files, None for skipped ones.
         self._cache: dict[str, str | None] = {}
         #: ``torch/nn/modules/module.py``: a ``Tensor.to`` issued from its ``to`` is ``nn.Module.to``.
@@ -109,9 +107,7 @@ class SiteFinder:
             except KeyError:
                 absolute = self._classify(filename)
             if absolute is not None:
-                return Site(
-                    absolute, f.f_lineno or code.co_firstlineno, code.co_name, code, f.f_lasti
-                ), via
+                return Site(absolute, f.f_lineno or code.co_firstlineno, code.co_name, code, f.f_lasti), via
             if code.co_name == "to" and filename == self._module_to_file:
                 via = "nn.Module.to"
             f = f.f_back

@@ -121,11 +121,7 @@ class watch:
         from pinlint.runtime.simulate import Simulation
 
         mode = resolve_simulate(self.simulate)
-        report = (
-            self._given_report
-            if self._given_report is not None
-            else Report(max_records=self.max_records)
-        )
+        report = self._given_report if self._given_report is not None else Report(max_records=self.max_records)
         report.simulated = report.simulated or mode == "fake"
         stack = contextlib.ExitStack()
         profile_run = _ProfileRun(self._profile, report) if self._profile is not None else None
@@ -135,12 +131,8 @@ class watch:
         try:
             simulation = None
             if mode == "fake":
-                simulation = stack.enter_context(
-                    Simulation(patch_cuda_available=self.patch_cuda_available)
-                )
-            session = Session(
-                report, self.strict, simulation, self.skip_dirs, self.check_contiguous
-            )
+                simulation = stack.enter_context(Simulation(patch_cuda_available=self.patch_cuda_available))
+            session = Session(report, self.strict, simulation, self.skip_dirs, self.check_contiguous)
             stack.enter_context(session.mode)
             stack.callback(setattr, session.mode, "active", False)  # threads that outlive the watch
             if self.threads == "all":
@@ -163,9 +155,7 @@ class watch:
             # Unwind anyway (the process-wide simulation patches must not stay), then complain.
             with contextlib.suppress(Exception):
                 stack.__exit__(*exc)
-            raise RuntimeError(
-                "a watch must be exited on the thread that entered it (torch modes are thread-local)"
-            )
+            raise RuntimeError("a watch must be exited on the thread that entered it (torch modes are thread-local)")
         stack.__exit__(*exc)
 
     def __call__(self, fn: F) -> F:

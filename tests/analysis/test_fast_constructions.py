@@ -69,9 +69,7 @@ def f(x, items, device):
 }
 
 
-def _findings(
-    text: str, settings: AnalysisSettings, fast: bool, monkeypatch: pytest.MonkeyPatch
-) -> list:
+def _findings(text: str, settings: AnalysisSettings, fast: bool, monkeypatch: pytest.MonkeyPatch) -> list:
     monkeypatch.setattr(lint, "FAST_CONSTRUCTIONS", fast)
     result = lint.analyze_text(text, settings)
     return sorted(result.findings, key=lambda f: (f.location, f.code))
@@ -87,9 +85,7 @@ def _sources() -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize("settings", SETTINGS, ids=lambda s: "+".join(s.rules))
 @pytest.mark.parametrize(("name", "text"), _sources(), ids=[n for n, _ in _sources()])
-def test_fast_path_matches_full_analysis(
-    name: str, text: str, settings: AnalysisSettings, monkeypatch
-) -> None:
+def test_fast_path_matches_full_analysis(name: str, text: str, settings: AnalysisSettings, monkeypatch) -> None:
     fast = _findings(text, settings, True, monkeypatch)
     slow = _findings(text, settings, False, monkeypatch)
     assert fast == slow

@@ -60,9 +60,7 @@ def run_program(project_dir: str, answer: bool, pin_all: bool = False) -> dict[s
     try:
         with contextlib.redirect_stdout(out):
             prog = importlib.import_module("prog")
-            result["return"] = json.loads(
-                json.dumps(describe(prog.main(DEVICE))).replace(project_dir, "<project>")
-            )
+            result["return"] = json.loads(json.dumps(describe(prog.main(DEVICE))).replace(project_dir, "<project>"))
     except BaseException as e:  # noqa: BLE001 - the exception is the observable
         result["exception"] = f"{type(e).__name__}: {e}"
     standin.synchronize("the end of the program")

@@ -55,10 +55,7 @@ def _body(flow: str, factory: str, sink: str, dev: str, post: str, late: bool) -
         fn = f"def make(device):\n{_ind(lines)}"
     elif flow == "attr":
         expr = sink.format(src="self.x", dev=dev)
-        lines = (
-            f"{prelude}self.x = {factory}\n{bind_late}out = {expr}\n"
-            f"{post.format(x='self.x')}\nreturn out"
-        )
+        lines = f"{prelude}self.x = {factory}\n{bind_late}out = {expr}\n{post.format(x='self.x')}\nreturn out"
         fn = (
             "class Holder:\n"
             f"    def make(self, device):\n{_ind(lines, 8)}\n"

@@ -57,9 +57,7 @@ def _pinlint_child(args: tuple[str, tuple[str, ...], bool]) -> dict[str, Any]:
 def _pinlint(args: list[str], use_subprocess: bool) -> dict[str, Any]:
     argv = ["check", *args]
     if use_subprocess:
-        proc = subprocess.run(
-            [sys.executable, "-m", "pinlint", *argv], capture_output=True, text=True, check=False
-        )
+        proc = subprocess.run([sys.executable, "-m", "pinlint", *argv], capture_output=True, text=True, check=False)
         code, out, err = proc.returncode, proc.stdout, proc.stderr
     else:
         from click.testing import CliRunner
@@ -86,15 +84,11 @@ def _program_child(args: tuple[str, bool, bool]) -> dict[str, Any]:
 def _warm_up() -> None:
     """One lint in this process, so the forked children inherit every module pinlint imports."""
     with tempfile.TemporaryDirectory(prefix="fixsafety-warm-") as d:
-        Program(
-            "warm", "plain", SAFE, {"prog.py": handwritten.PROGRAMS[0].files["prog.py"]}
-        ).materialize(Path(d))
+        Program("warm", "plain", SAFE, {"prog.py": handwritten.PROGRAMS[0].files["prog.py"]}).materialize(Path(d))
         cwd = os.getcwd()
         try:
             os.chdir(d)
-            _pinlint(
-                [".", "--no-cache", "-j", "1", "--exit-zero", "--output-format", "json"], False
-            )
+            _pinlint([".", "--no-cache", "-j", "1", "--exit-zero", "--output-format", "json"], False)
         finally:
             os.chdir(cwd)
 
@@ -265,18 +259,14 @@ def _assess(outcome: Outcome, before: dict[str, str], after: dict[str, str]) -> 
             outcome.problems.append(f"race (helper={answer}): {'; '.join(new)}")
     for rel, text in before.items():
         if text.startswith("-> ") and after.get(rel) != text:
-            outcome.problems.append(
-                f"file: the link {rel} {text} became {after.get(rel, 'gone')!r}"
-            )
+            outcome.problems.append(f"file: the link {rel} {text} became {after.get(rel, 'gone')!r}")
     for rel, text in after.items():
         if not text.startswith("-> ") and text != before.get(rel) and _imports_pinlint(text):
             outcome.problems.append(f"file: {rel} now imports pinlint")
 
 
 def _imports_pinlint(text: str) -> bool:
-    return any(
-        line.strip().startswith(("import pinlint", "from pinlint")) for line in text.splitlines()
-    )
+    return any(line.strip().startswith(("import pinlint", "from pinlint")) for line in text.splitlines())
 
 
 def _findings(report: dict[str, Any]) -> list[tuple[str, str]]:
@@ -328,11 +318,7 @@ def run(
             sa = _snapshot(a)
             o.changed = sorted(k for k in set(sb) | set(sa) if sb.get(k) != sa.get(k))
             o.diff = "".join(
-                "".join(
-                    difflib.unified_diff(
-                        sb.get(k, "").splitlines(True), sa.get(k, "").splitlines(True), k, k
-                    )
-                )
+                "".join(difflib.unified_diff(sb.get(k, "").splitlines(True), sa.get(k, "").splitlines(True), k, k))
                 for k in o.changed
             )
 

@@ -34,9 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-j", "--jobs", type=int, default=None)
     args = parser.parse_args(argv)
     programs = [
-        p
-        for p in harness.all_programs()
-        if not args.filter or any(f == p.kind or f in p.id for f in args.filter)
+        p for p in harness.all_programs() if not args.filter or any(f == p.kind or f in p.id for f in args.filter)
     ]
     outcomes, seconds = harness.timed_run(
         programs=programs, workers=args.jobs, use_subprocess=args.subprocess, keep=args.keep

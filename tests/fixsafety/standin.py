@@ -141,9 +141,7 @@ class Standin:
                 kwargs = {**kwargs, "copy": True}
             return standin._h2d(self, orig_to(self, *args, **kwargs), non_blocking, ".to")
 
-        def cuda(
-            self: torch.Tensor, device: Any = None, non_blocking: bool = False, **kwargs: Any
-        ) -> torch.Tensor:
+        def cuda(self: torch.Tensor, device: Any = None, non_blocking: bool = False, **kwargs: Any) -> torch.Tensor:
             if self in standin.device:
                 return self
             out = orig_to(self, "cpu", non_blocking=non_blocking, copy=True, **kwargs)
@@ -173,9 +171,7 @@ class Standin:
         torch.Tensor.is_pinned = is_pinned  # type: ignore[method-assign]
         torch.cuda.synchronize = lambda device=None: self.synchronize("torch.cuda.synchronize()")
 
-    def _h2d(
-        self, source: torch.Tensor, out: torch.Tensor, non_blocking: bool, api: str
-    ) -> torch.Tensor:
+    def _h2d(self, source: torch.Tensor, out: torch.Tensor, non_blocking: bool, api: str) -> torch.Tensor:
         self.device.add(out)
         if non_blocking and source in self.pinned:
             self._record(source, api)

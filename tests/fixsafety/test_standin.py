@@ -103,9 +103,7 @@ def _dtype_cast(s: standin.Standin) -> None:
     x.add_(1)
 
 
-@pytest.mark.parametrize(
-    "body", [_pageable, _synchronized, _fresh_per_iteration, _blocking, _dtype_cast]
-)
+@pytest.mark.parametrize("body", [_pageable, _synchronized, _fresh_per_iteration, _blocking, _dtype_cast])
 def test_no_race(body: Any) -> None:
     assert _in_child(body)["races"] == []
 

@@ -59,7 +59,10 @@ def flake8(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     # by the plugin from the working directory, which is the point of one test below.
     return subprocess.run(
         [sys.executable, "-m", "flake8", "--isolated", "--format", "%(path)s:%(row)d:%(col)d: %(code)s", *args],
-        cwd=project, capture_output=True, text=True, timeout=60,
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
@@ -70,14 +73,21 @@ def reported(result: subprocess.CompletedProcess[str]) -> list[str]:
 
 @pytest.fixture()
 def project(tmp_path: Path) -> Path:
-    for name, text in {"hot.py": HOT, "device.py": DEVICE, "noqa_copy.py": NOQA_ON_COPY, "pinned.py": PINNED_FACTORY}.items():
+    for name, text in {
+        "hot.py": HOT,
+        "device.py": DEVICE,
+        "noqa_copy.py": NOQA_ON_COPY,
+        "pinned.py": PINNED_FACTORY,
+    }.items():
         (tmp_path / name).write_text(text)
     (tmp_path / "clean.py").write_text("import os\n\nprint(os.sep)\n")
     return tmp_path
 
 
 def test_plugin_is_registered() -> None:
-    out = subprocess.run([sys.executable, "-m", "flake8", "--version"], capture_output=True, text=True, timeout=60).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "flake8", "--version"], capture_output=True, text=True, timeout=60
+    ).stdout
     assert "torch-pinlint" in out
 
 
@@ -88,17 +98,30 @@ def test_select_pin_reports_rows_and_columns(project: Path) -> None:
     assert reported(result) == ["hot.py:13:12: PIN001", "hot.py:5:16: PIN001"]
     full = subprocess.run(
         [sys.executable, "-m", "flake8", "--isolated", "--select", "PIN", "hot.py"],
-        cwd=project, capture_output=True, text=True, timeout=60,
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
     ).stdout
-    assert "hot.py:5:16: PIN001 `torch.tensor(...)` is pageable and reaches `.to(..., non_blocking=True)` on line 9" in full
+    assert (
+        "hot.py:5:16: PIN001 `torch.tensor(...)` is pageable and reaches `.to(..., non_blocking=True)` on line 9"
+        in full
+    )
 
 
 def test_positions_match_pinlint_check(project: Path) -> None:
     pinlint = subprocess.run(
         [sys.executable, "-m", "pinlint", "check", "--no-cache", "--output-format", "concise", "hot.py"],
-        cwd=project, capture_output=True, text=True, timeout=60,
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
     ).stdout
-    expected = sorted(":".join(line.split(":")[:3]) + ": " + line.split(": ")[1].split()[0] for line in pinlint.splitlines() if " PIN" in line)
+    expected = sorted(
+        ":".join(line.split(":")[:3]) + ": " + line.split(": ")[1].split()[0]
+        for line in pinlint.splitlines()
+        if " PIN" in line
+    )
     assert expected == reported(flake8(project, "--select", "PIN", "hot.py"))
 
 
@@ -114,13 +137,18 @@ def test_opt_in_rule_is_off_by_default(project: Path) -> None:
 
 def test_noqa_on_the_copy_line_and_disable_noqa(project: Path) -> None:
     assert reported(flake8(project, "--select", "PIN", "noqa_copy.py")) == []
-    assert reported(flake8(project, "--select", "PIN", "--disable-noqa", "noqa_copy.py")) == ["noqa_copy.py:5:9: PIN001"]
+    assert reported(flake8(project, "--select", "PIN", "--disable-noqa", "noqa_copy.py")) == [
+        "noqa_copy.py:5:9: PIN001"
+    ]
 
 
 def test_reads_host_functions_from_tool_pinlint(project: Path) -> None:
     assert reported(flake8(project, "--select", "PIN", "pinned.py")) == ["pinned.py:6:9: PIN001"]
     (project / "pyproject.toml").write_text('[tool.pinlint]\nhost-functions = ["make_buffer"]\n')
-    assert reported(flake8(project, "--select", "PIN", "pinned.py")) == ["pinned.py:6:9: PIN001", "pinned.py:7:45: PIN002"]
+    assert reported(flake8(project, "--select", "PIN", "pinned.py")) == [
+        "pinned.py:6:9: PIN001",
+        "pinned.py:7:45: PIN002",
+    ]
 
 
 def test_many_files_in_parallel(project: Path) -> None:

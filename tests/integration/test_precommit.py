@@ -94,7 +94,11 @@ def project(tmp_path: Path) -> Path:
 def _pre_commit(project: Path, *args: str, timeout: float) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pre_commit", *args, "--color", "never"],
-        cwd=project, env=_env(), capture_output=True, text=True, timeout=timeout,
+        cwd=project,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
@@ -102,7 +106,14 @@ def _hook_block(output: str, hook_name: str) -> str:
     """The part of pre-commit's output that belongs to the hook whose status line starts with ``hook_name``."""
     lines = output.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(hook_name + "."))
-    end = next((i for i in range(start + 1, len(lines)) if "...." in lines[i] and lines[i].rstrip().endswith(("Passed", "Failed", "Skipped"))), len(lines))
+    end = next(
+        (
+            i
+            for i in range(start + 1, len(lines))
+            if "...." in lines[i] and lines[i].rstrip().endswith(("Passed", "Failed", "Skipped"))
+        ),
+        len(lines),
+    )
     return "\n".join(lines[start:end])
 
 

@@ -14,9 +14,7 @@ from pinlint.core.diagnostics import Diagnostic, Edit, Fix, Location
 from pinlint.report import ReportContext
 
 ROOT = Path("/home/user/proj")
-CTX = ReportContext(
-    root=ROOT, version="0.1.0", selected_codes=("PIN001", "PIN002", "PIN003")
-)
+CTX = ReportContext(root=ROOT, version="0.1.0", selected_codes=("PIN001", "PIN002", "PIN003"))
 
 TRAIN = "/home/user/proj/src/train.py"
 WEIRD = "/home/user/proj/data, v2: 100%/load er.py"
@@ -98,10 +96,6 @@ def make_rule(code: str, name: str, summary: str) -> RuleDoc:
 
 RULES = (
     make_rule("PIN001", "unpinned-non-blocking-copy", "Unpinned non-blocking copy."),
-    make_rule(
-        "PIN002", "unpinnable-non-blocking-source", "Unpinnable non-blocking source."
-    ),
-    make_rule(
-        "PIN003", "blocking-device-construction", "Blocking device construction."
-    ),
+    make_rule("PIN002", "unpinnable-non-blocking-source", "Unpinnable non-blocking source."),
+    make_rule("PIN003", "blocking-device-construction", "Blocking device construction."),
 )

@@ -53,20 +53,13 @@ def test_moved_five_lines_down_keeps_its_fingerprint(tmp_path):
     before = make(tmp_path, 10)
     after = make(tmp_path, 15)
     assert fingerprint(before, tmp_path) == fingerprint(after, tmp_path)
-    assert assign_fingerprints([before], tmp_path) == assign_fingerprints(
-        [after], tmp_path
-    )
+    assert assign_fingerprints([before], tmp_path) == assign_fingerprints([after], tmp_path)
 
 
 def test_reindented_or_reflowed_code_keeps_its_fingerprint(tmp_path):
     one_line = make(tmp_path, 10, "y = x.to('cuda', non_blocking=True)")
-    reflowed = make(
-        tmp_path, 10, "    y = x.to('cuda',\n             non_blocking=True)"
-    )
-    assert (
-        normalize_snippet(reflowed.source_snippet)
-        == "y = x.to('cuda', non_blocking=True)"
-    )
+    reflowed = make(tmp_path, 10, "    y = x.to('cuda',\n             non_blocking=True)")
+    assert normalize_snippet(reflowed.source_snippet) == "y = x.to('cuda', non_blocking=True)"
     assert fingerprint(one_line, tmp_path) == fingerprint(reflowed, tmp_path)
 
 
@@ -82,12 +75,7 @@ def test_fingerprint_depends_on_code_path_and_snippet(tmp_path):
     base = fingerprint(make(tmp_path, 10), tmp_path)
     assert fingerprint(make(tmp_path, 10, code="PIN002"), tmp_path) != base
     assert fingerprint(make(tmp_path, 10, name="eval.py"), tmp_path) != base
-    assert (
-        fingerprint(
-            make(tmp_path, 10, snippet="z = w.cuda(non_blocking=True)"), tmp_path
-        )
-        != base
-    )
+    assert fingerprint(make(tmp_path, 10, snippet="z = w.cuda(non_blocking=True)"), tmp_path) != base
 
 
 def test_fingerprint_uses_the_relative_path(tmp_path):
@@ -117,9 +105,7 @@ def test_write_then_load_round_trip(tmp_path):
     first = path.read_bytes()
     write_baseline(list(reversed(diags)), path, tmp_path)
     assert path.read_bytes() == first
-    assert [p.name for p in tmp_path.iterdir()] == [
-        "pinlint-baseline.json"
-    ]  # no temp file left
+    assert [p.name for p in tmp_path.iterdir()] == ["pinlint-baseline.json"]  # no temp file left
 
 
 def test_write_baseline_keeps_a_readable_mode(tmp_path):
@@ -182,7 +168,5 @@ def test_undecodable_baseline_raises(tmp_path):
 
 def test_empty_snippet_falls_back_to_message(tmp_path):
     a = dataclasses.replace(make(tmp_path, 1), source_snippet="")
-    b = dataclasses.replace(
-        make(tmp_path, 1), source_snippet="", message="another message"
-    )
+    b = dataclasses.replace(make(tmp_path, 1), source_snippet="", message="another message")
     assert fingerprint(a, tmp_path) != fingerprint(b, tmp_path)

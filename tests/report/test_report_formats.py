@@ -53,10 +53,7 @@ def shifted(diag: Diagnostic, lines: int) -> Diagnostic:
         fix = dataclasses.replace(
             fix,
             edits=tuple(
-                dataclasses.replace(
-                    e, location=move(e.location), end_location=move(e.end_location)
-                )
-                for e in fix.edits
+                dataclasses.replace(e, location=move(e.location), end_location=move(e.end_location)) for e in fix.edits
             ),
         )
     return dataclasses.replace(
@@ -126,9 +123,7 @@ def test_json_has_ruffs_keys_in_order_then_related():
 
 def test_json_lines_matches_json():
     lines = json_lines.render(DIAGNOSTICS, CTX).splitlines()
-    assert [json.loads(line) for line in lines] == json.loads(
-        json_format.render(DIAGNOSTICS, CTX)
-    )
+    assert [json.loads(line) for line in lines] == json.loads(json_format.render(DIAGNOSTICS, CTX))
 
 
 def test_json_lines_keeps_a_newline_in_a_message_on_one_line():
@@ -244,23 +239,16 @@ def test_sarif_file_outside_root_gets_absolute_file_uri(sarif_validator):
     diag = dataclasses.replace(NO_FIX, filename="/elsewhere/a b.py")
     log = json.loads(sarif.render([diag], CTX, rules=RULES))
     sarif_validator.validate(log)
-    loc = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"][
-        "artifactLocation"
-    ]
+    loc = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
     assert loc == {"uri": "file:///elsewhere/a%20b.py"}
 
 
 def test_sarif_fingerprints_survive_a_line_shift():
     before = json.loads(sarif.render(DIAGNOSTICS, CTX, rules=RULES))
-    after = json.loads(
-        sarif.render([shifted(d, 5) for d in DIAGNOSTICS], CTX, rules=RULES)
-    )
+    after = json.loads(sarif.render([shifted(d, 5) for d in DIAGNOSTICS], CTX, rules=RULES))
     fps = [r["partialFingerprints"] for r in before["runs"][0]["results"]]
     assert fps == [r["partialFingerprints"] for r in after["runs"][0]["results"]]
-    regions = [
-        r["locations"][0]["physicalLocation"]["region"]["startLine"]
-        for r in after["runs"][0]["results"]
-    ]
+    regions = [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in after["runs"][0]["results"]]
     assert regions == [8, 15, 25]
 
 
@@ -274,9 +262,7 @@ def test_gitlab_fingerprints_are_the_documented_hash():
 
 
 def test_gitlab_fingerprints_stable_under_line_shift_and_unique():
-    twin = dataclasses.replace(
-        NO_FIX, location=Location(30, 9), end_location=Location(30, 42), noqa_row=30
-    )
+    twin = dataclasses.replace(NO_FIX, location=Location(30, 9), end_location=Location(30, 42), noqa_row=30)
     diags = [*DIAGNOSTICS, twin]
     before = json.loads(gitlab.render(diags, CTX))
     after = json.loads(gitlab.render([shifted(d, 5) for d in diags], CTX))
@@ -340,15 +326,9 @@ def test_junit_empty_parses_back():
 
 STATS_INPUT = [
     *DIAGNOSTICS,
-    dataclasses.replace(
-        NO_FIX, location=Location(30, 9), end_location=Location(30, 42)
-    ),
-    dataclasses.replace(
-        NO_FIX, location=Location(40, 9), end_location=Location(40, 42)
-    ),
-    dataclasses.replace(
-        ESCAPES, location=Location(9, 5), end_location=Location(9, 30), fix=None
-    ),
+    dataclasses.replace(NO_FIX, location=Location(30, 9), end_location=Location(30, 42)),
+    dataclasses.replace(NO_FIX, location=Location(40, 9), end_location=Location(40, 42)),
+    dataclasses.replace(ESCAPES, location=Location(9, 5), end_location=Location(9, 30), fix=None),
 ]
 
 
@@ -362,9 +342,7 @@ def test_statistics_text():
 
 
 def test_statistics_text_unsafe_fixes_and_alignment():
-    many = STATS_INPUT + [
-        dataclasses.replace(MULTILINE, location=Location(50 + i, 1)) for i in range(10)
-    ]
+    many = STATS_INPUT + [dataclasses.replace(MULTILINE, location=Location(50 + i, 1)) for i in range(10)]
     assert render_statistics(many, "text", unsafe_fixes=True) == (
         "11\tPIN001\t[*] unpinned-non-blocking-copy\n"
         " 3\tPIN003\t[ ] blocking-device-construction\n"
@@ -373,10 +351,7 @@ def test_statistics_text_unsafe_fixes_and_alignment():
 
 
 def test_statistics_text_without_any_fix_has_no_marks():
-    assert (
-        render_statistics([NO_FIX], "text")
-        == "1\tPIN003\tblocking-device-construction\n"
-    )
+    assert render_statistics([NO_FIX], "text") == "1\tPIN003\tblocking-device-construction\n"
     assert render_statistics([], "text") == ""
 
 
@@ -408,9 +383,7 @@ def test_statistics_json():
 
 
 def test_statistics_display_only_fix_is_never_fixable():
-    diag = dataclasses.replace(
-        ESCAPES, fix=dataclasses.replace(ESCAPES.fix, applicability="display-only")
-    )
+    diag = dataclasses.replace(ESCAPES, fix=dataclasses.replace(ESCAPES.fix, applicability="display-only"))
     stats = json.loads(render_statistics([diag], "json", unsafe_fixes=True))
     assert stats[0]["fixable_count"] == 0
 

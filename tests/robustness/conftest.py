@@ -22,4 +22,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if item.get_closest_marker("slow") and "slow" not in markexpr and not os.environ.get("PINLINT_SLOW"):
             item.add_marker(pytest.mark.skip(reason="slow property run: set PINLINT_SLOW=1 or select with -m slow"))
         if item.get_closest_marker("corpus") and "corpus" not in markexpr and not os.environ.get("PINLINT_CORPUS"):
-            item.add_marker(pytest.mark.skip(reason="corpus run (minutes, downloads wheels): select with -m corpus or set PINLINT_CORPUS=1"))
+            item.add_marker(
+                pytest.mark.skip(
+                    reason="corpus run (minutes, downloads wheels): select with -m corpus or set PINLINT_CORPUS=1"
+                )
+            )

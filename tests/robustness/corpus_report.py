@@ -38,8 +38,13 @@ class FetchError(Exception):
 
 
 def fetch(set_name: str = CORPUS_SET) -> list[Path]:
-    proc = subprocess.run([sys.executable, str(CORPUS_SCRIPT), "fetch", "--set", set_name],
-                          cwd=REPO, capture_output=True, text=True, timeout=1800)
+    proc = subprocess.run(
+        [sys.executable, str(CORPUS_SCRIPT), "fetch", "--set", set_name],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     if proc.returncode != 0:
         raise FetchError(proc.stderr[-3000:])
     return [Path(line) for line in proc.stdout.splitlines() if line.strip()]
@@ -59,8 +64,9 @@ def _pinlint(args: list[str], cwd: Path, timeout: float = 900) -> subprocess.Com
     env = {**os.environ, "PINLINT_NO_CACHE": "1"}
     env.pop("PINLINT_DEBUG", None)
     env.pop("PINLINT_OUTPUT_FORMAT", None)
-    return subprocess.run([sys.executable, "-m", "pinlint", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "pinlint", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env
+    )
 
 
 def _sizes(root: Path) -> tuple[int, int]:
@@ -146,8 +152,13 @@ def run_project(tree: Path, work: Path) -> dict:
     # A fix that pinlint itself dropped (e.g. the result would not parse) stays fixable in name only;
     # anything beyond those is a fixer that did not converge.
     if len(fixable_left) > out["fix_dropped"]:
-        where = [f"{Path(f['filename']).relative_to(project / 'src')}:{f['location']['row']} {f['code']}" for f in fixable_left[:10]]
-        out["problems"].append(f"second run: {len(fixable_left)} fixable findings left ({out['fix_dropped']} dropped): {where}")
+        where = [
+            f"{Path(f['filename']).relative_to(project / 'src')}:{f['location']['row']} {f['code']}"
+            for f in fixable_left[:10]
+        ]
+        out["problems"].append(
+            f"second run: {len(fixable_left)} fixable findings left ({out['fix_dropped']} dropped): {where}"
+        )
     shutil.rmtree(project, ignore_errors=True)
     return out
 
@@ -184,7 +195,7 @@ def render(summary: dict) -> str:
         "",
         "Corpus: the `review` set of `benchmarks/corpus.py` (the `*.py` files of pinned PyPI releases).",
         "Check: `pinlint check <project> --output-format json --no-cache --extend-select PIN003 --exit-zero`.",
-        "Fix: a copy of each tree with `pin-memory-helper = \"myproj.utils:is_pin_memory_available(device)\"`, "
+        'Fix: a copy of each tree with `pin-memory-helper = "myproj.utils:is_pin_memory_available(device)"`, '
         "`--fix --unsafe-fixes`; every rewritten file is parsed with `ast.parse`, and a second run must find "
         "nothing fixable.",
         "",
@@ -209,8 +220,10 @@ def render(summary: dict) -> str:
     for name, error in errors[:20]:
         lines.append(f"- {name}: `{error}`")
     lines.append("")
-    lines.append("Problems (tracebacks, wrong exit codes, unparsable fixes, fixes that did not converge): "
-                 f"{len(summary['problems'])}.")
+    lines.append(
+        "Problems (tracebacks, wrong exit codes, unparsable fixes, fixes that did not converge): "
+        f"{len(summary['problems'])}."
+    )
     for problem in summary["problems"]:
         lines.append(f"- {problem[:500]}")
     lines.append("")
@@ -229,8 +242,11 @@ def main(argv: list[str] | None = None) -> int:
     else:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(render(summary))
-        print(f"wrote {args.out}: {summary['files']} files, {summary['lines']} lines, {summary['findings']}, "
-              f"{len(summary['problems'])} problems", file=sys.stderr)
+        print(
+            f"wrote {args.out}: {summary['files']} files, {summary['lines']} lines, {summary['findings']}, "
+            f"{len(summary['problems'])} problems",
+            file=sys.stderr,
+        )
     return 0
 
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pinlint import catalog
-from pinlint.config import Config
 from pinlint.app import CheckOptions, CheckRun, check_stdin
+from pinlint.config import Config
 
 REPO = Path(__file__).resolve().parents[2]
 HELPER_SPEC = "myproj.utils:is_pin_memory_available(device)"
@@ -53,13 +53,20 @@ def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def run_subprocess(args: list[str], cwd: Path, *, timeout: float = 120, stdin: bytes | None = None,
-                   env: dict[str, str] | None = None) -> Result:
+def run_subprocess(
+    args: list[str], cwd: Path, *, timeout: float = 120, stdin: bytes | None = None, env: dict[str, str] | None = None
+) -> Result:
     proc = subprocess.run(
-        [sys.executable, "-m", "pinlint", *args], cwd=cwd, input=stdin, capture_output=True,
-        timeout=timeout, env=_env(env),
+        [sys.executable, "-m", "pinlint", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        timeout=timeout,
+        env=_env(env),
     )
-    return Result(proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"), "subprocess")
+    return Result(
+        proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"), "subprocess"
+    )
 
 
 @contextmanager
@@ -80,8 +87,9 @@ def run_clirunner(args: list[str], cwd: Path, *, stdin: bytes | None = None) -> 
 
     runner = CliRunner()
     with chdir(cwd):
-        result = runner.invoke(main, args, input=stdin, env={"PINLINT_NO_CACHE": "1", "PINLINT_DEBUG": None,
-                                                             "PINLINT_OUTPUT_FORMAT": None})
+        result = runner.invoke(
+            main, args, input=stdin, env={"PINLINT_NO_CACHE": "1", "PINLINT_DEBUG": None, "PINLINT_OUTPUT_FORMAT": None}
+        )
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         import traceback
 
@@ -112,16 +120,22 @@ def make_project(root: Path, files: dict[str, str | bytes] | None = None, *, hel
     return root
 
 
-def fix_in_memory(text: str, *, unsafe: bool = True, select: frozenset[str] = frozenset({"PIN001", "PIN002"}),
-                  filename: str = "/tmp/pinlint_robustness/case.py") -> CheckRun:
+def fix_in_memory(
+    text: str,
+    *,
+    unsafe: bool = True,
+    select: frozenset[str] = frozenset({"PIN001", "PIN002"}),
+    filename: str = "/tmp/pinlint_robustness/case.py",
+) -> CheckRun:
     """``pipeline.check_stdin`` with ``--fix``: the fixed text is ``run.stdin_output``."""
     config = Config(root=Path(filename).parent, pin_memory_helper=HELPER_SPEC)
     options = CheckOptions(selected=set(select), fix=True, unsafe_fixes=unsafe, use_cache=False, jobs=1)
     return check_stdin(text, Path(filename), config, options)
 
 
-def check_in_memory(text: str, *, select: frozenset[str] = ALL_CODES,
-                    filename: str = "/tmp/pinlint_robustness/case.py") -> CheckRun:
+def check_in_memory(
+    text: str, *, select: frozenset[str] = ALL_CODES, filename: str = "/tmp/pinlint_robustness/case.py"
+) -> CheckRun:
     config = Config(root=Path(filename).parent, pin_memory_helper=HELPER_SPEC)
     options = CheckOptions(selected=set(select), use_cache=False, jobs=1)
     return check_stdin(text, Path(filename), config, options)
@@ -129,12 +143,7 @@ def check_in_memory(text: str, *, select: frozenset[str] = ALL_CODES,
 
 # A tiny hot path with exactly one fixable PIN001 (safe fix: Python-list data, device parameter).
 PIN_SNIPPET = (
-    "import torch\n"
-    "\n"
-    "\n"
-    "def move(dev):\n"
-    "    x = torch.tensor([1, 2, 3])\n"
-    "    return x.to(dev, non_blocking=True)\n"
+    "import torch\n\n\ndef move(dev):\n    x = torch.tensor([1, 2, 3])\n    return x.to(dev, non_blocking=True)\n"
 )
 PIN_SNIPPET_FIXED = (
     "import torch\n"

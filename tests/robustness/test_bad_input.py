@@ -17,10 +17,9 @@ from pathlib import Path
 import pytest
 
 from pinlint.core.results import AnalysisSettings
-from pinlint.lint import analyze_text
 from pinlint.core.text import split_lines
-
-from .support import (
+from pinlint.lint import analyze_text
+from tests.robustness.support import (
     HELPER_IMPORT,
     PIN_SNIPPET,
     PIN_SNIPPET_FIXED,
@@ -70,7 +69,9 @@ def _assert_diagnostic(result: Result, name: str, *words: str) -> None:
 # Unparsable and undecodable files
 # --------------------------------------------------------------------------------------------
 
-SYNTAX_ERROR = "import torch\n\n\ndef move(dev):\n    x = torch.tensor([1, 2, 3]\n    return x.to(dev, non_blocking=True)\n"
+SYNTAX_ERROR = (
+    "import torch\n\n\ndef move(dev):\n    x = torch.tensor([1, 2, 3]\n    return x.to(dev, non_blocking=True)\n"
+)
 
 
 def test_syntax_error_reported_with_path_line_and_message(tmp_path: Path) -> None:
@@ -97,7 +98,9 @@ def test_syntax_error_with_fix_leaves_file_alone(tmp_path: Path) -> None:
 
 
 def test_null_bytes(tmp_path: Path) -> None:
-    project = make_project(tmp_path, {"nul.py": PIN_SNIPPET.encode().replace(b"[1, 2, 3]", b"[1, 2,\x00 3]"), "good.py": PIN_SNIPPET})
+    project = make_project(
+        tmp_path, {"nul.py": PIN_SNIPPET.encode().replace(b"[1, 2, 3]", b"[1, 2,\x00 3]"), "good.py": PIN_SNIPPET}
+    )
     for result in _check_json(project):
         result.assert_no_crash()
         assert result.exit_code == 1, result
@@ -125,7 +128,9 @@ def test_non_utf8_without_cookie(tmp_path: Path) -> None:
         _assert_good_file_still_checked(result)
 
 
-@pytest.mark.parametrize("cookie", ["# -*- coding: latin-1 -*-\n", "#!/usr/bin/env python\n# vim: set fileencoding=iso-8859-1 :\n"])
+@pytest.mark.parametrize(
+    "cookie", ["# -*- coding: latin-1 -*-\n", "#!/usr/bin/env python\n# vim: set fileencoding=iso-8859-1 :\n"]
+)
 def test_latin1_with_coding_cookie_decodes_and_fix_keeps_encoding(tmp_path: Path, cookie: str) -> None:
     text = cookie + PIN_SNIPPET.replace("\n\n\n", "\n" + LATIN + "\n", 1)
     data = text.encode("latin-1")
@@ -146,7 +151,9 @@ def test_latin1_with_coding_cookie_decodes_and_fix_keeps_encoding(tmp_path: Path
 
 
 def test_bad_coding_cookie(tmp_path: Path) -> None:
-    project = make_project(tmp_path, {"cookie.py": "# -*- coding: no-such-codec -*-\n" + PIN_SNIPPET, "good.py": PIN_SNIPPET})
+    project = make_project(
+        tmp_path, {"cookie.py": "# -*- coding: no-such-codec -*-\n" + PIN_SNIPPET, "good.py": PIN_SNIPPET}
+    )
     for result in _check_json(project):
         result.assert_no_crash()
         assert result.exit_code == 1, result
@@ -173,7 +180,7 @@ def test_utf8_bom_kept_by_fix(tmp_path: Path) -> None:
 
 def _endings(data: bytes) -> list[bytes]:
     lines = split_lines(data.decode())
-    return [line[len(line.rstrip("\r\n")):].encode() for line in lines]
+    return [line[len(line.rstrip("\r\n")) :].encode() for line in lines]
 
 
 def test_crlf_fix_keeps_line_endings(tmp_path: Path) -> None:
@@ -198,10 +205,10 @@ def test_mixed_line_endings_fix_keeps_each_lines_ending(tmp_path: Path) -> None:
     assert len(new_lines) == len(lines) + 1
     # Every original line keeps its own ending; the added import uses one the file already has.
     originals = [line for line in new_lines if HELPER_IMPORT not in line]
-    assert [line[len(line.rstrip("\r\n")):] for line in originals] == endings
+    assert [line[len(line.rstrip("\r\n")) :] for line in originals] == endings
     assert originals[4].rstrip("\r\n") == "    x = torch.tensor([1, 2, 3], pin_memory=is_pin_memory_available(dev))"
     added = next(line for line in new_lines if HELPER_IMPORT in line)
-    assert added[len(HELPER_IMPORT):] in ("\n", "\r\n")
+    assert added[len(HELPER_IMPORT) :] in ("\n", "\r\n")
 
 
 def test_old_mac_cr_only_line_endings(tmp_path: Path) -> None:
@@ -230,7 +237,9 @@ def test_tabs(tmp_path: Path) -> None:
 
 
 def test_inconsistent_tabs_and_spaces(tmp_path: Path) -> None:
-    text = "import torch\n\n\ndef move(dev):\n\tx = torch.tensor([1, 2, 3])\n        return x.to(dev, non_blocking=True)\n"
+    text = (
+        "import torch\n\n\ndef move(dev):\n\tx = torch.tensor([1, 2, 3])\n        return x.to(dev, non_blocking=True)\n"
+    )
     project = make_project(tmp_path, {"taberr.py": text, "good.py": PIN_SNIPPET})
     for result in _check_json(project):
         result.assert_no_crash()
@@ -250,12 +259,32 @@ def _big_source(n_lines: int, copy_every: int = 500) -> tuple[str, int]:
     i = 0
     while len(lines) < n_lines:
         if (i * 10) % copy_every == 0:
-            lines += [f"def hot_{i}(dev):", f"    buf = torch.tensor([{i}, {i + 1}])", "    scale = math.sqrt(2.0)",
-                      "    # move it", "    out = buf.to(dev, non_blocking=True)", "    return out * scale", "", "", "", ""]
+            lines += [
+                f"def hot_{i}(dev):",
+                f"    buf = torch.tensor([{i}, {i + 1}])",
+                "    scale = math.sqrt(2.0)",
+                "    # move it",
+                "    out = buf.to(dev, non_blocking=True)",
+                "    return out * scale",
+                "",
+                "",
+                "",
+                "",
+            ]
             findings += 1
         else:
-            lines += [f"def cold_{i}(values):", "    total = 0", "    for v in values:", f"        total += v * {i}",
-                      "    if total > 10:", "        return total", "    return -total", "", "", ""]
+            lines += [
+                f"def cold_{i}(values):",
+                "    total = 0",
+                "    for v in values:",
+                f"        total += v * {i}",
+                "    if total > 10:",
+                "        return total",
+                "    return -total",
+                "",
+                "",
+                "",
+            ]
         i += 1
     return "\n".join(lines[:n_lines]) + "\n", findings
 
@@ -326,10 +355,14 @@ def test_deeply_nested_expression_1000(tmp_path: Path, kind: str) -> None:
     project = make_project(tmp_path, {"deep.py": deep_source, "good.py": PIN_SNIPPET})
     started = time.perf_counter()
     try:
-        results = [run_subprocess(["check", ".", "--output-format", "json", "--no-cache"], project, timeout=DEEP_BUDGET_S)]
+        results = [
+            run_subprocess(["check", ".", "--output-format", "json", "--no-cache"], project, timeout=DEEP_BUDGET_S)
+        ]
     except subprocess.TimeoutExpired:
-        pytest.fail(f"pinlint spent more than {DEEP_BUDGET_S} s on one 1000-deep {kind} expression (libcst is "
-                    "super-linear in nesting depth; CPython rejects more than 200 levels outright)")
+        pytest.fail(
+            f"pinlint spent more than {DEEP_BUDGET_S} s on one 1000-deep {kind} expression (libcst is "
+            "super-linear in nesting depth; CPython rejects more than 200 levels outright)"
+        )
     assert time.perf_counter() - started < DEEP_BUDGET_S
     if kind == "parens":  # the cheap one also in-process (libcst is slow on 1000-deep lists/calls)
         results.append(run_clirunner(["check", ".", "--output-format", "json", "--no-cache"], project))
@@ -387,7 +420,7 @@ PY312 = {
     "fstrings.py": (
         "import torch\n\n\n"
         "def move(dev):\n"
-        "    name = f\"{f\"{dev}\"!r}\"\n"
+        '    name = f"{f"{dev}"!r}"\n'
         "    x = torch.tensor([1, 2, 3])\n"
         "    return x.to(dev, non_blocking=True), name\n"
     ),
@@ -410,7 +443,9 @@ def test_python312_syntax_is_handled_or_reported(tmp_path: Path) -> None:
         _assert_good_file_still_checked(result)
         reported = {Path(f["filename"]).name for f in _json_findings(result)}
         for name in PY312:
-            assert name in reported or name in result.stderr, f"[{result.how}] {name}: neither findings nor a diagnostic\n{result}"
+            assert name in reported or name in result.stderr, (
+                f"[{result.how}] {name}: neither findings nor a diagnostic\n{result}"
+            )
     result = run_subprocess(["check", ".", "--fix", "--no-cache"], project)
     result.assert_no_crash()
     assert result.exit_code == 1, result  # the 3.12 files' findings cannot be verified here, so they remain

@@ -6,26 +6,32 @@ from pathlib import Path
 
 import pytest
 
-from .support import PIN_SNIPPET, make_project, run_both
+from tests.robustness.support import PIN_SNIPPET, make_project, run_both
 
 CASES = {
     "bad TOML": ('[tool.pinlint]\nselect = ["PIN001"\n', ["invalid TOML"]),
     "bad TOML, other table broken": ('[tool.ruff\n[tool.pinlint]\nselect = ["PIN001"]\n', ["invalid TOML"]),
     "unknown key": ('[tool.pinlint]\nselekt = ["PIN001"]\n', ["selekt", "unknown key"]),
     "wrong type: select a string": ('[tool.pinlint]\nselect = "PIN001"\n', ["select", "list of strings"]),
-    "wrong type: list of ints": ('[tool.pinlint]\nextend-select = [1, 2]\n', ["extend-select"]),
+    "wrong type: list of ints": ("[tool.pinlint]\nextend-select = [1, 2]\n", ["extend-select"]),
     "wrong type: bool": ('[tool.pinlint]\nrespect-gitignore = "yes"\n', ["respect-gitignore", "true or false"]),
     "wrong type: per-file-ignores": ('[tool.pinlint]\nper-file-ignores = ["a.py"]\n', ["per-file-ignores"]),
     "per-file-ignores value": ('[tool.pinlint.per-file-ignores]\n"a.py" = "PIN001"\n', ["per-file-ignores"]),
     "per-file-ignores unknown code": ('[tool.pinlint.per-file-ignores]\n"a.py" = ["PIN999"]\n', ["PIN999"]),
     "unknown code in select": ('[tool.pinlint]\nselect = ["PIN001", "XYZ123"]\n', ["XYZ123"]),
     "unknown code in ignore": ('[tool.pinlint]\nignore = ["E501"]\n', ["E501"]),
-    "bad helper: no colon": ('[tool.pinlint]\npin-memory-helper = "myproj.utils.is_pin_memory_available"\n', ["pin-memory-helper"]),
-    "bad helper: not identifiers": ('[tool.pinlint]\npin-memory-helper = "my-proj:is pinned(device)"\n', ["pin-memory-helper"]),
+    "bad helper: no colon": (
+        '[tool.pinlint]\npin-memory-helper = "myproj.utils.is_pin_memory_available"\n',
+        ["pin-memory-helper"],
+    ),
+    "bad helper: not identifiers": (
+        '[tool.pinlint]\npin-memory-helper = "my-proj:is pinned(device)"\n',
+        ["pin-memory-helper"],
+    ),
     "bad helper: empty": ('[tool.pinlint]\npin-memory-helper = ""\n', ["pin-memory-helper"]),
-    "bad helper: wrong type": ('[tool.pinlint]\npin-memory-helper = 3\n', ["pin-memory-helper"]),
+    "bad helper: wrong type": ("[tool.pinlint]\npin-memory-helper = 3\n", ["pin-memory-helper"]),
     "bad output-format": ('[tool.pinlint]\noutput-format = "xml"\n', ["output-format"]),
-    "tool.pinlint not a table": ('[tool]\npinlint = 3\n', ["must be a table"]),
+    "tool.pinlint not a table": ("[tool]\npinlint = 3\n", ["must be a table"]),
     "not UTF-8": (b'[tool.pinlint]\n# caf\xe9\nselect = ["PIN001"]\n', ["pyproject.toml"]),
 }
 

@@ -36,8 +36,10 @@ def trees() -> list[Path]:
 def test_corpus_check_and_fix(trees: list[Path], tmp_path: Path) -> None:
     assert len(trees) >= 3, trees
     summary = corpus_report.run_corpus(tmp_path, trees)
-    print(f"\n[pinlint robustness] corpus: {summary['files']} files, {summary['lines']} lines, findings "
-          f"{summary['findings']}, {summary['files_fixed']} files fixed, {summary['seconds']} s")
+    print(
+        f"\n[pinlint robustness] corpus: {summary['files']} files, {summary['lines']} lines, findings "
+        f"{summary['findings']}, {summary['files_fixed']} files fixed, {summary['seconds']} s"
+    )
     for project in summary["projects"]:
         assert project["check_exit"] == 0, project
     assert summary["files"] > 1000

@@ -25,8 +25,7 @@ import pytest
 
 from pinlint.fix import write as write_module
 from pinlint.fix.write import ChangedOnDisk, atomic_write, digest
-
-from .support import PIN_SNIPPET, PIN_SNIPPET_FIXED, make_project, run_clirunner, run_subprocess
+from tests.robustness.support import PIN_SNIPPET, PIN_SNIPPET_FIXED, make_project, run_clirunner, run_subprocess
 
 #: Faults injected by this module (reported at the end of the run).
 FAULTS: dict[str, int] = {}
@@ -45,8 +44,14 @@ def _many_file_project(root: Path, n_files: int) -> dict[str, tuple[bytes, bytes
     """``n_files`` modules with several fixable findings each; name -> (old bytes, expected new)."""
     body = []
     for k in range(6):
-        body += [f"def move_{k}(dev):", f"    x = torch.tensor([{k}, 1, 2])", f"    y = torch.zeros({k + 1}, 4)",
-                 "    return x.to(dev, non_blocking=True), y.to(dev, non_blocking=True)", "", ""]
+        body += [
+            f"def move_{k}(dev):",
+            f"    x = torch.tensor([{k}, 1, 2])",
+            f"    y = torch.zeros({k + 1}, 4)",
+            "    return x.to(dev, non_blocking=True), y.to(dev, non_blocking=True)",
+            "",
+            "",
+        ]
     text = "import torch\n\n\n" + "\n".join(body)
     files = {f"pkg/m{i:03d}.py": text.replace("move_", f"move{i}_") for i in range(n_files)}
     files["pkg/__init__.py"] = ""
@@ -86,8 +91,13 @@ def _interrupt(reference, tmp_path: Path, sig: int, trial: int, jobs: str) -> di
     first_old = first.read_bytes()
     env = {**os.environ, "PINLINT_NO_CACHE": "1"}
     env.pop("PINLINT_DEBUG", None)
-    proc = subprocess.Popen([sys.executable, "-m", "pinlint", "check", ".", "--fix", "--no-cache", "--jobs", jobs],
-                            cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pinlint", "check", ".", "--fix", "--no-cache", "--jobs", jobs],
+        cwd=work,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     # Wait for the fix phase to begin (the first file rewritten), then strike at a random moment of
     # it; every third trial strikes at a random moment of the whole run instead (analysis included).
     started = time.perf_counter()
@@ -248,8 +258,10 @@ def test_read_only_file_is_reported(tmp_path: Path) -> None:
     if os.geteuid() == 0:
         # root writes through chmod 444 (and rename replaces it anyway): make it immutable.
         if not _chattr(locked, "+i"):
-            pytest.skip("running as root and `chattr +i` is unavailable here; the stale-digest and race tests "
-                        "cover atomic_write refusing to write")
+            pytest.skip(
+                "running as root and `chattr +i` is unavailable here; the stale-digest and race tests "
+                "cover atomic_write refusing to write"
+            )
     else:
         locked.chmod(0o444)
     FAULTS["read-only file"] = FAULTS.get("read-only file", 0) + 1
@@ -258,8 +270,11 @@ def test_read_only_file_is_reported(tmp_path: Path) -> None:
             result = runner(["check", ".", "--fix", "--no-cache"], project)
             result.assert_no_crash()
             assert result.exit_code == 1, result
-            assert any("locked.py" in line and ("not fixed" in line or "cannot" in line or "read-only" in line
-                                                or "ermission" in line) for line in result.stderr.splitlines()), result
+            assert any(
+                "locked.py" in line
+                and ("not fixed" in line or "cannot" in line or "read-only" in line or "ermission" in line)
+                for line in result.stderr.splitlines()
+            ), result
             assert locked.read_text() == PIN_SNIPPET
             assert (project / "other.py").read_text() == PIN_SNIPPET_FIXED
             (project / "other.py").write_text(PIN_SNIPPET)  # again for the second runner

@@ -33,11 +33,10 @@ from pinlint.lint import analyze_text
 
 DEFAULT_RULES = ("PIN001", "PIN002")
 ALL_RULES = ("PIN001", "PIN002", "PIN003")
-from pinlint.config import Config
 from pinlint.app import CheckOptions, run_check
+from pinlint.config import Config
 from pinlint.core.text import split_lines
-
-from .support import HELPER_IMPORT, HELPER_SPEC, check_in_memory, fix_in_memory
+from tests.robustness.support import HELPER_IMPORT, HELPER_SPEC, check_in_memory, fix_in_memory
 
 hypothesmith = pytest.importorskip("hypothesmith", reason="hypothesmith is in the `test` extra")
 
@@ -77,9 +76,14 @@ def _salted(source: str, where: int) -> list[str]:
     lines = source.splitlines(keepends=True)
     if lines:
         i = where % (len(lines) + 1)
-        variants.append("import torch\n" + "".join(lines[:i]) + "torch.zeros(2).cuda(non_blocking=True)\n" + "".join(lines[i:]))
+        variants.append(
+            "import torch\n" + "".join(lines[:i]) + "torch.zeros(2).cuda(non_blocking=True)\n" + "".join(lines[i:])
+        )
     # Replace some names by trigger words (may or may not stay valid Python).
-    variants.append("import torch\n" + re.sub(r"\b([a-z_]\w*)\b", lambda m: "non_blocking" if hash(m.group(1)) % 5 == 0 else m.group(1), source))
+    variants.append(
+        "import torch\n"
+        + re.sub(r"\b([a-z_]\w*)\b", lambda m: "non_blocking" if hash(m.group(1)) % 5 == 0 else m.group(1), source)
+    )
     return variants
 
 
@@ -127,7 +131,12 @@ def test_never_raises_on_cst_source(source: str, where: int) -> None:
 
 
 @settings(max_examples=150 * SCALE, **COMMON)
-@given(data=st.binary(max_size=400), prefix=st.sampled_from([b"", b"import torch\n", b"\xef\xbb\xbfimport torch\n", b"# -*- coding: latin-1 -*-\nimport torch\n"]))
+@given(
+    data=st.binary(max_size=400),
+    prefix=st.sampled_from(
+        [b"", b"import torch\n", b"\xef\xbb\xbfimport torch\n", b"# -*- coding: latin-1 -*-\nimport torch\n"]
+    ),
+)
 def test_never_raises_on_bytes(data: bytes, prefix: bytes) -> None:
     """Arbitrary bytes (with trigger words) through the engine's per-file entry point."""
     _count("bytes")
@@ -141,16 +150,49 @@ def test_never_raises_on_bytes(data: bytes, prefix: bytes) -> None:
 # 2. Generated PIN001 patterns: the fixer's properties
 # --------------------------------------------------------------------------------------------
 
-RESERVED = {"torch", "dev", "dst", "self", "f", "C", "np", "is_pin_memory_available", "range", "ctx", "cm",
-            "pin_memory", "device", "dtype", "non_blocking", "item", "x", "myproj", "open", "print", "n", "fh",
-            "os", "sys", "outer", "list"}
+RESERVED = {
+    "torch",
+    "dev",
+    "dst",
+    "self",
+    "f",
+    "C",
+    "np",
+    "is_pin_memory_available",
+    "range",
+    "ctx",
+    "cm",
+    "pin_memory",
+    "device",
+    "dtype",
+    "non_blocking",
+    "item",
+    "x",
+    "myproj",
+    "open",
+    "print",
+    "n",
+    "fh",
+    "os",
+    "sys",
+    "outer",
+    "list",
+}
 IDENT = st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True).filter(
-    lambda s: not keyword.iskeyword(s) and not keyword.issoftkeyword(s) and s not in RESERVED and not s.startswith(("v_", "r_", "out_"))
+    lambda s: (
+        not keyword.iskeyword(s)
+        and not keyword.issoftkeyword(s)
+        and s not in RESERVED
+        and not s.startswith(("v_", "r_", "out_"))
+    )
 )
 
 FACTORIES = {
     # name: (positional argument choices, keyword argument choices)
-    "tensor": (["[1, 2, 3]", "[[1, 2], [3, 4]]", "[0.5] * 4", "list(range(8))", "(1, 2)"], ["dtype={M}.int64", "dtype={M}.float32", "requires_grad=False"]),
+    "tensor": (
+        ["[1, 2, 3]", "[[1, 2], [3, 4]]", "[0.5] * 4", "list(range(8))", "(1, 2)"],
+        ["dtype={M}.int64", "dtype={M}.float32", "requires_grad=False"],
+    ),
     "zeros": (["3", "3, 4", "(2, 5)", "n"], ["dtype={M}.int32", "layout={M}.strided"]),
     "ones": (["8", "2, 2"], ["dtype={M}.float16"]),
     "empty": (["16", "4, 4"], ["dtype={M}.uint8"]),
@@ -179,7 +221,11 @@ def pin_cases(draw) -> Case:
     for factory in draw(st.lists(st.sampled_from(sorted(FACTORIES)), max_size=2, unique=True)):
         alias = draw(IDENT.filter(lambda s: s != M and s not in direct.values()))
         direct[factory] = alias
-        lines.append(f"from torch import {factory} as {alias}" if draw(st.booleans()) or alias == factory else f"from torch import {factory} as {alias}")
+        lines.append(
+            f"from torch import {factory} as {alias}"
+            if draw(st.booleans()) or alias == factory
+            else f"from torch import {factory} as {alias}"
+        )
     if draw(st.booleans()):
         lines.append("import os, sys  # unrelated")
     lines.append("")
@@ -208,7 +254,11 @@ def pin_cases(draw) -> Case:
             header.append(f"{indent_unit}for _ in range(n):")
             depth = 2
         elif container == "with":
-            header.append(f"{indent_unit}with open(os.devnull) as fh:" if "import os" in "\n".join(lines) else f"{indent_unit}with {M}.no_grad():")
+            header.append(
+                f"{indent_unit}with open(os.devnull) as fh:"
+                if "import os" in "\n".join(lines)
+                else f"{indent_unit}with {M}.no_grad():"
+            )
             depth = 2
         elif container == "try":
             header.append(f"{indent_unit}try:")
@@ -226,9 +276,24 @@ def pin_cases(draw) -> Case:
         positional, keywords = FACTORIES[factory]
         callee = direct.get(factory) if factory in direct and draw(st.booleans()) else f"{M}.{factory}"
         args = [draw(st.sampled_from(positional))]
-        args += [kw.format(M=M) for kw in draw(st.lists(st.sampled_from(keywords), max_size=2, unique_by=lambda kw: kw.split("=")[0]))]
+        args += [
+            kw.format(M=M)
+            for kw in draw(st.lists(st.sampled_from(keywords), max_size=2, unique_by=lambda kw: kw.split("=")[0]))
+        ]
         var = f"v_{k}"
-        style = draw(st.sampled_from(["one-line", "per-line-trailing", "per-line-no-trailing", "comments", "backslash-args", "backslash-assign", "hanging"]))
+        style = draw(
+            st.sampled_from(
+                [
+                    "one-line",
+                    "per-line-trailing",
+                    "per-line-no-trailing",
+                    "comments",
+                    "backslash-args",
+                    "backslash-assign",
+                    "hanging",
+                ]
+            )
+        )
         arg_indent = ind + indent_unit
         if style == "one-line":
             call = [f"{callee}({', '.join(args)})"]
@@ -259,10 +324,16 @@ def pin_cases(draw) -> Case:
             first = len(lines) + 1
             call_lines = list(call)
             call_lines[0] = f"{ind}out_{k} = {call_lines[0]}"
-            call_lines[-1] = call_lines[-1] + ".to(dev, non_blocking=True)" if not call_lines[-1].rstrip().endswith(("comment", "\\")) else call_lines[-1]
+            call_lines[-1] = (
+                call_lines[-1] + ".to(dev, non_blocking=True)"
+                if not call_lines[-1].rstrip().endswith(("comment", "\\"))
+                else call_lines[-1]
+            )
             if call_lines[-1].endswith("comment"):
                 # `)  # closing comment` : put the copy before the comment
-                call_lines[-1] = call_lines[-1].replace(")  # closing comment", ").to(dev, non_blocking=True)  # closing comment")
+                call_lines[-1] = call_lines[-1].replace(
+                    ")  # closing comment", ").to(dev, non_blocking=True)  # closing comment"
+                )
             lines += call_lines
             case.constructions.append((first + (1 if style == "backslash-assign" else 0), len(lines)))
             continue
@@ -327,7 +398,11 @@ def _strip_inserted(tokens: list[tuple[int, str]]) -> tuple[list[tuple[int, str]
     arguments = 0
     i = 0
     while i < len(out):
-        if out[i][1] == "pin_memory" and i + 3 < len(out) and [t for _, t in out[i + 1 : i + 4]] == ["=", "is_pin_memory_available", "("]:
+        if (
+            out[i][1] == "pin_memory"
+            and i + 3 < len(out)
+            and [t for _, t in out[i + 1 : i + 4]] == ["=", "is_pin_memory_available", "("]
+        ):
             j = i + 4
             depth = 1
             while depth:
@@ -390,11 +465,15 @@ def _assert_only_finding_lines_changed(old: str, new: str, constructions: list[t
         # An insertion inside a construction (the `pin_memory=...,` line of per-line calls) sits
         # between two rows of it; a replacement must only touch construction rows.
         if tag == "insert":
-            assert i1 in allowed or i1 + 1 in allowed, f"line inserted outside a finding at old row {i1 + 1}: {inserted!r}"
+            assert i1 in allowed or i1 + 1 in allowed, (
+                f"line inserted outside a finding at old row {i1 + 1}: {inserted!r}"
+            )
             for line in inserted:
                 assert "pin_memory=is_pin_memory_available(" in line, f"unexpected inserted line {line!r}"
         else:
-            assert changed_rows <= allowed, f"rows {sorted(changed_rows - allowed)} changed outside findings {constructions}: {old_lines[i1:i2]!r} -> {inserted!r}"
+            assert changed_rows <= allowed, (
+                f"rows {sorted(changed_rows - allowed)} changed outside findings {constructions}: {old_lines[i1:i2]!r} -> {inserted!r}"
+            )
     assert imports_added <= 1
 
 
@@ -402,10 +481,12 @@ def _assert_line_endings_kept(old: str, new: str) -> None:
     """Each original line keeps its ending; inserted lines use the ending of their neighbour."""
     new_lines = split_lines(new)
     old_lines = split_lines(old)
-    endings_old = [line[len(line.rstrip("\r\n")):] for line in old_lines]
-    endings_new = [line[len(line.rstrip("\r\n")):] for line in new_lines]
+    endings_old = [line[len(line.rstrip("\r\n")) :] for line in old_lines]
+    endings_new = [line[len(line.rstrip("\r\n")) :] for line in new_lines]
     # Original lines keep their ending: compare the multiset per content via a line diff.
-    matcher = difflib.SequenceMatcher(a=[l.rstrip("\r\n") for l in old_lines], b=[l.rstrip("\r\n") for l in new_lines], autojunk=False)
+    matcher = difflib.SequenceMatcher(
+        a=[l.rstrip("\r\n") for l in old_lines], b=[l.rstrip("\r\n") for l in new_lines], autojunk=False
+    )
     for block in matcher.get_matching_blocks():
         for k in range(block.size):
             assert endings_old[block.a + k] == endings_new[block.b + k], f"line {block.a + k + 1} lost its line ending"

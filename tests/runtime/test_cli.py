@@ -66,12 +66,8 @@ def invoke(*args: str) -> click.testing.Result:
 def test_parse_program_forms(tmp_path: Path) -> None:
     f = tmp_path / "s.py"
     f.write_text("")
-    assert parse_program(["python", str(f), "a", "-x"]) == Program(
-        "path", str(f), (str(f), "a", "-x")
-    )
-    assert parse_program([sys.executable, "-m", "pkg.mod", "1"]) == Program(
-        "module", "pkg.mod", ("pkg.mod", "1")
-    )
+    assert parse_program(["python", str(f), "a", "-x"]) == Program("path", str(f), (str(f), "a", "-x"))
+    assert parse_program([sys.executable, "-m", "pkg.mod", "1"]) == Program("module", "pkg.mod", ("pkg.mod", "1"))
     assert parse_program([str(f)]) == Program("path", str(f), (str(f),))
     assert parse_program(["python3", "-c", "pass", "z"]) == Program("code", "pass", ("-c", "z"))
     for bad in (
@@ -111,10 +107,7 @@ def test_trace_json_has_exactly_ruffs_fields(script: Path) -> None:
         BAD_ROW,
         None,
     )
-    assert (
-        d["end_location"]["row"] == BAD_ROW
-        and d["end_location"]["column"] > d["location"]["column"]
-    )
+    assert d["end_location"]["row"] == BAD_ROW and d["end_location"]["column"] > d["location"]["column"]
     assert d["url"].endswith("PIN001-unpinned-non-blocking-copy.md")
 
 
@@ -248,9 +241,7 @@ def _static_render(fmt: str, path: Path) -> str:
     """What ``pinlint check --output-format FMT`` prints for the same file (same formatter)."""
     from pinlint.cli import main as pinlint_main
 
-    result = CliRunner().invoke(
-        pinlint_main, ["check", "--no-cache", "--output-format", fmt, str(path)]
-    )
+    result = CliRunner().invoke(pinlint_main, ["check", "--no-cache", "--output-format", fmt, str(path)])
     return result.stdout
 
 
@@ -277,9 +268,7 @@ def test_trace_renders_through_checks_formatters(script: Path, fmt: str) -> None
 def test_trace_github_annotation_matches_checks_wording(tmp_path: Path) -> None:
     prog = tmp_path / "p.py"
     prog.write_text("import torch\nx = torch.ones(4)\nx.to('cuda', non_blocking=True)\n")
-    runtime = invoke(
-        "--simulate-cuda", "--output-format", "github", "--", "python", str(prog)
-    ).stdout
+    runtime = invoke("--simulate-cuda", "--output-format", "github", "--", "python", str(prog)).stdout
     static = _static_render("github", prog)
     # Same formatter: the same "::error title=pinlint (PIN001),file=...,line=2,..." prefix.
     assert runtime.split("::", 2)[1].split(",")[0] == static.split("::", 2)[1].split(",")[0]
@@ -304,10 +293,7 @@ def test_blind_spots_never_print_all_checks_passed(tmp_path: Path) -> None:
     assert result.exit_code == 0
     assert "All checks passed" not in result.stdout
     assert "could not be classified" in result.stdout
-    assert (
-        "warning: some torch copies went through entry points the watch cannot classify"
-        in result.stderr
-    )
+    assert "warning: some torch copies went through entry points the watch cannot classify" in result.stderr
 
 
 def test_clean_run_says_all_checks_passed(tmp_path: Path) -> None:

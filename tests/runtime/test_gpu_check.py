@@ -14,17 +14,13 @@ from pinlint.runtime import gpu_check
 from pinlint.runtime.watch import watch
 
 HAS_CUDA = torch.cuda.is_available()
-needs_cuda = pytest.mark.skipif(
-    not HAS_CUDA, reason="needs a CUDA device (torch.cuda.is_available() is False)"
-)
+needs_cuda = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device (torch.cuda.is_available() is False)")
 
 
 MiB = gpu_check.MiB
 
 
-def _sample(
-    host: float | list[float], kernel: float = 50.0, reps: int = 9
-) -> dict[str, list[float]]:
+def _sample(host: float | list[float], kernel: float = 50.0, reps: int = 9) -> dict[str, list[float]]:
     hosts = host if isinstance(host, list) else [host] * reps
     return {"host_ms": hosts, "kernel_ms": [kernel] * len(hosts)}
 
@@ -58,10 +54,7 @@ def test_host_blocking_verdict_both_halves_hold() -> None:
 def test_pageable_that_does_not_block_fails_with_numbers() -> None:
     v = gpu_check.host_blocking_verdict({16 * MiB: _row(0.3, 0.01)})
     assert v["pinned_returns_early"] and not v["pageable_blocks"]
-    assert any(
-        "16MiB pageable .to did not block" in f and "0.300" in f and "9 reps" in f
-        for f in v["failures"]
-    )
+    assert any("16MiB pageable .to did not block" in f and "0.300" in f and "9 reps" in f for f in v["failures"])
 
 
 def test_noise_cannot_fake_a_block() -> None:
@@ -84,9 +77,7 @@ def test_slow_pinned_fails() -> None:
 def test_a_short_kernel_proves_nothing() -> None:
     # Idle clocks: the "50 ms" kernel lasted 9 ms. Both halves are unproven, whatever the copies did.
     v = gpu_check.host_blocking_verdict({64 * MiB: _row(8.9, 0.01, control=8.9, kernel=9.0)})
-    assert (
-        not v["kernel_long_enough"] and not v["pinned_returns_early"] and not v["pageable_blocks"]
-    )
+    assert not v["kernel_long_enough"] and not v["pinned_returns_early"] and not v["pageable_blocks"]
     assert any("busy kernel too short" in f for f in v["failures"])
 
 
@@ -128,9 +119,7 @@ def test_resolve_run_spec() -> None:
 @pytest.mark.skipif(HAS_CUDA, reason="checks the no-CUDA path")
 def test_main_skips_with_status_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "p.json"
-    assert (
-        gpu_check.main(["--json", str(out), "--run", "json:dumps"]) == gpu_check.EXIT_SKIPPED == 3
-    )
+    assert gpu_check.main(["--json", str(out), "--run", "json:dumps"]) == gpu_check.EXIT_SKIPPED == 3
     assert "SKIPPED (not passed): no CUDA device" in capsys.readouterr().out
     assert json.loads(out.read_text())["skipped"] == "no CUDA device"
 
@@ -185,13 +174,8 @@ def test_run_spec_on_gpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
         "def bad():\n    torch.ones(1024).to('cuda', non_blocking=True)\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    assert (
-        gpu_check.main(["--quick", "--run", "gpu_hot:good", "--json", str(tmp_path / "g.json")])
-        == 0
-    )
-    assert (
-        gpu_check.main(["--quick", "--run", "gpu_hot:bad", "--json", str(tmp_path / "b.json")]) == 1
-    )
+    assert gpu_check.main(["--quick", "--run", "gpu_hot:good", "--json", str(tmp_path / "g.json")]) == 0
+    assert gpu_check.main(["--quick", "--run", "gpu_hot:bad", "--json", str(tmp_path / "b.json")]) == 1
 
 
 class _StubTensor:
@@ -261,9 +245,7 @@ import time
 
 
 @pytest.mark.parametrize("pageable_blocks", [True, False])
-def test_part_a_measures_both_halves_on_a_stub_stream(
-    monkeypatch: pytest.MonkeyPatch, pageable_blocks: bool
-) -> None:
+def test_part_a_measures_both_halves_on_a_stub_stream(monkeypatch: pytest.MonkeyPatch, pageable_blocks: bool) -> None:
     monkeypatch.setattr(gpu_check, "SLEEP_MS", 25.0)
     monkeypatch.setattr(gpu_check, "MIN_KERNEL_MS", 10.0)
     stub = _StubGPU(pageable_blocks)

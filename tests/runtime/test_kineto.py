@@ -16,7 +16,13 @@ def test_current_kineto_names_and_links() -> None:
     memcpys = kineto.classify(DATA / "kineto_h2d_trace.json")
     assert len(memcpys) == 3  # H2D only: the DtoH copy and the instant event are not counted
     first, second, third = memcpys
-    assert (first.src, first.pinned, first.pageable, first.nbytes, first.annotation) == ("Pageable", False, True, 67108864, "pageable_nb")
+    assert (first.src, first.pinned, first.pageable, first.nbytes, first.annotation) == (
+        "Pageable",
+        False,
+        True,
+        67108864,
+        "pageable_nb",
+    )
     assert (first.runtime_call, first.host_call_dur_us, first.gpu_dur_us) == ("cudaMemcpyAsync", 850, 700)
     assert (second.src, second.pinned, second.annotation, second.host_call_dur_us) == ("Pinned", True, "pinned_nb", 6)
     # the innermost annotation wins ("pinned_nb" lies inside "outer"); a call on another thread has none
@@ -27,7 +33,13 @@ def test_current_kineto_names_and_links() -> None:
 def test_legacy_pagable_spelling_and_categories() -> None:
     [m] = kineto.classify(DATA / "kineto_legacy_pagable.json")  # bare-array chrome trace form
     assert m.name == "Memcpy HtoD (Pagable -> Device)"
-    assert (m.src, m.pageable, m.annotation, m.runtime_call, m.nbytes) == ("Pageable", True, "legacy_copy", "cudaMemcpyAsync", 1024)
+    assert (m.src, m.pageable, m.annotation, m.runtime_call, m.nbytes) == (
+        "Pageable",
+        True,
+        "legacy_copy",
+        "cudaMemcpyAsync",
+        1024,
+    )
 
 
 def test_all_kinds_when_asked() -> None:

@@ -32,9 +32,7 @@ def test_contiguity_matches_torch(t) -> None:
     from torch._prims_common import is_non_overlapping_and_dense_or_false
 
     assert layout.is_contiguous(t.shape, t.stride()) == t.is_contiguous()
-    assert layout.is_non_overlapping_and_dense(
-        t.shape, t.stride()
-    ) == is_non_overlapping_and_dense_or_false(t)
+    assert layout.is_non_overlapping_and_dense(t.shape, t.stride()) == is_non_overlapping_and_dense_or_false(t)
 
 
 @pytest.mark.parametrize(

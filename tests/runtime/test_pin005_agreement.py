@@ -46,7 +46,5 @@ def test_runtime_and_static_agree_on_pin005(tmp_path: Path) -> None:
     assert len(report.transfers) == 3  # the hook saw every copy
     runtime = sorted((v.code, v.location.row) for v in report.violations)
     assert all(v.kind == STAGED for v in report.violations)
-    static = sorted(
-        (d.code, d.location.row) for d in lint(SOURCE).diagnostics if d.code == "PIN005"
-    )
+    static = sorted((d.code, d.location.row) for d in lint(SOURCE).diagnostics if d.code == "PIN005")
     assert runtime == static == [("PIN005", 7), ("PIN005", 8)]

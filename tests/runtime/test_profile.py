@@ -76,9 +76,7 @@ def trace(*args: str) -> Result:
 
 
 def check(*args: str) -> Result:
-    return CliRunner().invoke(
-        main, ["check", "--no-cache", "-j", "1", *args], catch_exceptions=False
-    )
+    return CliRunner().invoke(main, ["check", "--no-cache", "-j", "1", *args], catch_exceptions=False)
 
 
 def findings(result: Result) -> dict[tuple[str, int, int], dict[str, object]]:
@@ -87,9 +85,7 @@ def findings(result: Result) -> dict[tuple[str, int, int], dict[str, object]]:
 
 
 def test_trace_then_check_round_trip(project: Path) -> None:
-    result = trace(
-        "--simulate-cuda", "--profile", "profile.json", "--", "python", "pkg/prog.py", str(STEPS)
-    )
+    result = trace("--simulate-cuda", "--profile", "profile.json", "--", "python", "pkg/prog.py", str(STEPS))
     assert result.exit_code == 1, result.output  # PIN001 violations at run time
     assert "site(s) recorded; profile.json now sums 1 run (" in result.stderr
     profile = fmt.load(project / "profile.json")
@@ -130,9 +126,7 @@ def test_human_output_ranks_hot_findings_first_and_hot_only_drops_the_rest(proje
     full = check("--profile", "profile.json", "pkg")
     assert f"  = profile: ran {STEPS} times, 60 B" in full.stdout
 
-    hot = check(
-        "--profile", "profile.json", "--min-runs", str(STEPS), "--output-format", "concise", "pkg"
-    )
+    hot = check("--profile", "profile.json", "--min-runs", str(STEPS), "--output-format", "concise", "pkg")
     assert [line.split(":")[1] for line in hot.stdout.splitlines() if line.startswith("pkg/")] == [
         "11",
         "13",
@@ -145,16 +139,7 @@ def test_human_output_ranks_hot_findings_first_and_hot_only_drops_the_rest(proje
         f"[tool.pinlint]\nextend-select = ['PIN003']\nhot-only = true\nmin-runs = {STEPS}\n"
     )
     assert len(findings(check("--profile", "profile.json", "--output-format", "json", "pkg"))) == 2
-    assert (
-        len(
-            findings(
-                check(
-                    "--profile", "profile.json", "--no-hot-only", "--output-format", "json", "pkg"
-                )
-            )
-        )
-        == 4
-    )
+    assert len(findings(check("--profile", "profile.json", "--no-hot-only", "--output-format", "json", "pkg"))) == 4
 
 
 def test_profile_merges_across_runs(project: Path) -> None:
@@ -172,19 +157,13 @@ def test_profile_merges_across_runs(project: Path) -> None:
     profile = fmt.load(project / "profile.json")
     assert profile.runs == 2
     got = findings(check("--profile", "profile.json", "--output-format", "json", "pkg"))
-    assert {k: d["profile"]["count"] for k, d in got.items()} == {
-        k: 2 * n for k, n in EXPECTED.items()
-    }
+    assert {k: d["profile"]["count"] for k, d in got.items()} == {k: 2 * n for k, n in EXPECTED.items()}
 
 
 def test_trace_refuses_a_bad_profile_before_running_the_program(project: Path) -> None:
-    (project / "profile.json").write_text(
-        '{"format": "pinlint-profile", "version": 1, "runs": 1, "sites": ['
-    )
+    (project / "profile.json").write_text('{"format": "pinlint-profile", "version": 1, "runs": 1, "sites": [')
     (project / "pkg" / "marker.py").write_text("open('ran', 'w').close()\n")
-    result = CliRunner().invoke(
-        trace_command, ["--profile", "profile.json", "--", "python", "pkg/marker.py"]
-    )
+    result = CliRunner().invoke(trace_command, ["--profile", "profile.json", "--", "python", "pkg/marker.py"])
     assert result.exit_code == 2
     assert "profile.json: not a profile: invalid JSON" in result.stderr
     assert "truncated" in result.stderr
@@ -225,15 +204,11 @@ def test_watch_refuses_a_bad_profile_when_made(project: Path) -> None:
         watch(simulate="fake", profile=project / "bad.json")
 
 
-def test_the_shipped_example_ranks_per_step_sites_first(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_shipped_example_ranks_per_step_sites_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """docs/runtime.md's worked example: examples/serving_loop.py under simulated CUDA."""
     shutil.copy(REPO / "examples" / "serving_loop.py", tmp_path / "serving_loop.py")
     monkeypatch.chdir(tmp_path)
-    result = trace(
-        "--simulate-cuda", "--profile", "profile.json", "--", "python", "serving_loop.py"
-    )
+    result = trace("--simulate-cuda", "--profile", "profile.json", "--", "python", "serving_loop.py")
     assert result.exit_code == 1, result.output
     ranked = check(
         "--extend-select",
@@ -257,11 +232,7 @@ def test_the_shipped_example_ranks_per_step_sites_first(
         "concise",
         "serving_loop.py",
     )
-    rows = [
-        line.split(":")[1]
-        for line in human.stdout.splitlines()
-        if line.startswith("serving_loop.py")
-    ]
+    rows = [line.split(":")[1] for line in human.stdout.splitlines() if line.startswith("serving_loop.py")]
     assert rows == ["40", "44", "34", "35", "27", "28"]
     hot = check(
         "--extend-select",
@@ -274,18 +245,17 @@ def test_the_shipped_example_ranks_per_step_sites_first(
         "concise",
         "serving_loop.py",
     )
-    assert [
-        line.split(":")[1] for line in hot.stdout.splitlines() if line.startswith("serving_loop.py")
-    ] == ["40", "44"]
+    assert [line.split(":")[1] for line in hot.stdout.splitlines() if line.startswith("serving_loop.py")] == [
+        "40",
+        "44",
+    ]
 
 
 def _plugin_args() -> list[str]:
     """Load the plugin explicitly unless the installed entry point already does."""
     from importlib.metadata import entry_points
 
-    installed = any(
-        ep.value == "pinlint.runtime.pytest_plugin" for ep in entry_points(group="pytest11")
-    )
+    installed = any(ep.value == "pinlint.runtime.pytest_plugin" for ep in entry_points(group="pytest11"))
     return [] if installed else ["-p", "pinlint.runtime.pytest_plugin"]
 
 
@@ -303,9 +273,7 @@ def test_pytest_plugin_writes_a_profile(pytester: pytest.Pytester) -> None:
     args = ["--pinlint-simulate=fake", "--pinlint-profile=prof.json", *_plugin_args()]
     result = pytester.runpytest_subprocess(*args)
     result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines(
-        ["*pinlint runtime: profile: * site(s) added to prof.json (1 run(s)*"]
-    )
+    result.stdout.fnmatch_lines(["*pinlint runtime: profile: * site(s) added to prof.json (1 run(s)*"])
     profile = fmt.load(pytester.path / "prof.json")
     construction = [e for e in profile.entries() if e.kind == fmt.HOST_CONSTRUCTION]
     assert [(e.file, e.row, e.column, e.count) for e in construction] == [("hot.py", 4, 12, 3)]

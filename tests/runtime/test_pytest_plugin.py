@@ -33,9 +33,7 @@ def pinned(device):
 
 def _plugin_args() -> list[str]:
     """Load the plugin explicitly unless the installed entry point already does."""
-    installed = any(
-        ep.value == "pinlint.runtime.pytest_plugin" for ep in entry_points(group="pytest11")
-    )
+    installed = any(ep.value == "pinlint.runtime.pytest_plugin" for ep in entry_points(group="pytest11"))
     return [] if installed else ["-p", "pinlint.runtime.pytest_plugin"]
 
 
@@ -66,9 +64,7 @@ def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
 
 def test_plugin_module_and_runtime_package_do_not_import_torch() -> None:
     code = "import sys, pinlint.runtime, pinlint.runtime.pytest_plugin, pinlint.runtime.cli; print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.')))"
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True
-    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
     assert out.stdout.strip() == "[]"
 
 
@@ -252,9 +248,7 @@ def test_marker_positional_args_are_a_usage_error(project: pytest.Pytester) -> N
 
 def test_options_are_listed_in_help(project: pytest.Pytester) -> None:
     result = run(project, "--help")
-    result.stdout.fnmatch_lines(
-        ["*--pinlint-runtime={off,warn,strict}*", "*--pinlint-simulate={auto,fake,none}*"]
-    )
+    result.stdout.fnmatch_lines(["*--pinlint-runtime={off,warn,strict}*", "*--pinlint-simulate={auto,fake,none}*"])
     markers = run(project, "--markers")
     markers.stdout.fnmatch_lines(["@pytest.mark.pinlint(strict=None, simulate=None)*"])
 

@@ -63,7 +63,11 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def pinlint_check(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     return subprocess.run(
-        [sys.executable, "-m", "pinlint", "check", str(path), *args], capture_output=True, text=True, cwd=path.parent.parent, env=env
+        [sys.executable, "-m", "pinlint", "check", str(path), *args],
+        capture_output=True,
+        text=True,
+        cwd=path.parent.parent,
+        env=env,
     )
 
 
@@ -89,10 +93,15 @@ def test_runtime_and_static_checker_agree_then_fix_is_clean(project: Path) -> No
     assert len(report.transfers) == N_COPIES
     runtime = [d for d in report.diagnostics() if d.filename == str(project.resolve())]
     assert len(runtime) == len(report.diagnostics())
-    assert sorted((d.code, d.location.row) for d in runtime) == sorted((d["code"], d["location"]["row"]) for d in static)
+    assert sorted((d.code, d.location.row) for d in runtime) == sorted(
+        (d["code"], d["location"]["row"]) for d in static
+    )
     # columns and spans too: both point at the construction call `pinlint --fix` rewrites
-    assert sorted((d.location.row, d.location.column, d.end_location.row, d.end_location.column) for d in runtime) == sorted(
-        (d["location"]["row"], d["location"]["column"], d["end_location"]["row"], d["end_location"]["column"]) for d in static
+    assert sorted(
+        (d.location.row, d.location.column, d.end_location.row, d.end_location.column) for d in runtime
+    ) == sorted(
+        (d["location"]["row"], d["location"]["column"], d["end_location"]["row"], d["end_location"]["column"])
+        for d in static
     )
 
     fixed = pinlint_check(project, "--fix")

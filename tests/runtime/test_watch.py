@@ -101,7 +101,11 @@ def test_tensor_new_method_birth() -> None:
     t = only(report)
     assert t.birth.factory == "Tensor.new_zeros" and t.dtype == "int32"
     [v] = report.violations
-    assert (v.code, v.location.row, v.copy_site.row) == ("PIN001", hp.line("new-zeros-birth"), hp.line("new-zeros-copy"))
+    assert (v.code, v.location.row, v.copy_site.row) == (
+        "PIN001",
+        hp.line("new-zeros-birth"),
+        hp.line("new-zeros-copy"),
+    )
 
 
 @pytest.mark.parametrize(
@@ -306,7 +310,12 @@ def test_to_json_shape() -> None:
     assert t["site"]["row"] == hp.line("bound-copy") and t["birth"]["site"]["row"] == hp.line("bound-birth")
     [v] = doc["violations"]
     assert {"code", "name", "message", "filename", "location", "end_location", "fix", "noqa_row", "url"} <= set(v)
-    assert (v["code"], v["location"]["row"], v["copy_site"]["row"], v["count"]) == ("PIN001", hp.line("bound-birth"), hp.line("bound-copy"), 1)
+    assert (v["code"], v["location"]["row"], v["copy_site"]["row"], v["count"]) == (
+        "PIN001",
+        hp.line("bound-birth"),
+        hp.line("bound-copy"),
+        1,
+    )
     assert v["fix"] is None and v["filename"] == hp.FILE
 
 

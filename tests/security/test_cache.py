@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import FINDING, pinlint, project
+from tests.security.conftest import FINDING, pinlint, project
 
 MARKER = "PWNED"
 
@@ -61,10 +61,7 @@ def _payloads(marker: Path, genuine: bytes) -> dict[str, bytes]:
         "new framing, forged mac": b"PINLINT-CACHE-2\n" + b"0" * 64 + b"\n" + raw,
         "new framing, genuine mac, pickle payload": genuine[:header_len] + raw,
         "pickle protocol 0": pickle.dumps(_Payload(marker), protocol=0),
-        "json, forged mac": b"PINLINT-CACHE-2\n"
-        + b"f" * 64
-        + b"\n"
-        + b'{"format": "pinlint-cache"}',
+        "json, forged mac": b"PINLINT-CACHE-2\n" + b"f" * 64 + b"\n" + b'{"format": "pinlint-cache"}',
         "truncated": genuine[: len(genuine) // 2],
         "empty": b"",
         "utf-16": genuine.decode("latin-1").encode("utf-16"),

@@ -22,31 +22,17 @@ def problems(tree: ast.AST) -> list[str]:
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found += [
-                f"import {a.name}" for a in node.names if a.name.split(".")[0] in FORBIDDEN_MODULES
-            ]
-        elif (
-            isinstance(node, ast.ImportFrom)
-            and node.module
-            and node.module.split(".")[0] in FORBIDDEN_MODULES
-        ):
+            found += [f"import {a.name}" for a in node.names if a.name.split(".")[0] in FORBIDDEN_MODULES]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in FORBIDDEN_MODULES:
             found.append(f"from {node.module} import ...")
         elif isinstance(node, ast.Call):
             func = node.func
-            name = (
-                func.id
-                if isinstance(func, ast.Name)
-                else func.attr
-                if isinstance(func, ast.Attribute)
-                else None
-            )
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
             if name in FORBIDDEN_CALLS:
                 found.append(f"{name}() at line {node.lineno}")
             # importlib.import_module("pickle") / __import__("pickle")
             if (
-                name in ("import_module", "__import__")
-                and node.args
-                and isinstance(node.args[0], ast.Constant)
+                name in ("import_module", "__import__") and node.args and isinstance(node.args[0], ast.Constant)
             ) and str(node.args[0].value).split(".")[0] in FORBIDDEN_MODULES:
                 found.append(f"{name}({node.args[0].value!r})")
     return found

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import FINDING, pinlint, project
+from tests.security.conftest import FINDING, pinlint, project
 
 ESC = "\x1b"
 
@@ -61,11 +61,7 @@ def test_lone_cr_in_device_text_starts_no_workflow_command(tmp_path: Path, home:
     for fmt in ("full", "concise", "github"):
         ran = pinlint("check", "--output-format", fmt, "--show-fixes", ".", cwd=proj)
         assert ran.returncode == 1, ran
-        forged = [
-            c
-            for c in _commands(ran.stdout + "\n" + ran.stderr)
-            if not c.startswith("::error title=pinlint")
-        ]
+        forged = [c for c in _commands(ran.stdout + "\n" + ran.stderr) if not c.startswith("::error title=pinlint")]
         assert not forged, (fmt, forged)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import FINDING, pinlint, project
+from tests.security.conftest import FINDING, pinlint, project
 
 CRASHER = (
     "import torch\ndef f(d, y):\n    t = torch.tensor([1])\n    z = y"
@@ -25,15 +25,11 @@ def test_one_crashing_file_is_an_error_not_a_dead_run(tmp_path: Path, home: Path
 
 
 @pytest.mark.parametrize("jobs", ["4"])
-def test_worker_pool_finishes_after_a_worker_segfault(
-    tmp_path: Path, home: Path, jobs: str
-) -> None:
+def test_worker_pool_finishes_after_a_worker_segfault(tmp_path: Path, home: Path, jobs: str) -> None:
     files = {f"m{i:02}.py": FINDING for i in range(60)}
     files["c.py"] = CRASHER
     proj = project(tmp_path / "p", files)
-    ran = pinlint(
-        "check", "--no-cache", "-j", jobs, "--output-format", "concise", ".", cwd=proj, timeout=120
-    )
+    ran = pinlint("check", "--no-cache", "-j", jobs, "--output-format", "concise", ".", cwd=proj, timeout=120)
     assert ran.returncode == 1, ran
     assert ran.stdout.count("PIN001") == 60
     assert ran.stderr.count("c.py: crashed the parser") == 1

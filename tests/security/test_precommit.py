@@ -7,18 +7,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from .conftest import FINDING, pinlint, project
+from tests.security.conftest import FINDING, pinlint, project
 
 HOOKS = Path(__file__).resolve().parents[2] / ".pre-commit-hooks.yaml"
 
 
 @pytest.mark.parametrize("hook", ["pinlint", "pinlint-fix"])
-@pytest.mark.parametrize(
-    "evil", ["--extend-exclude=*.py", "-seo.py", "--cache-dir=..", "--ignore=PIN"]
-)
-def test_hook_treats_option_like_names_as_files(
-    tmp_path: Path, home: Path, hook: str, evil: str
-) -> None:
+@pytest.mark.parametrize("evil", ["--extend-exclude=*.py", "-seo.py", "--cache-dir=..", "--ignore=PIN"])
+def test_hook_treats_option_like_names_as_files(tmp_path: Path, home: Path, hook: str, evil: str) -> None:
     """Run the hook's command line as pre-commit builds it: entry + args + file names (option-like
     names sort first)."""
     spec = next(h for h in yaml.safe_load(HOOKS.read_text()) if h["id"] == hook)

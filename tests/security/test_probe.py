@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .conftest import pinlint, project
+from tests.security.conftest import pinlint, project
 
 
 def test_probe_does_not_import_modules_from_the_cwd(tmp_path: Path, home: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import FINDING, pinlint, project
+from tests.security.conftest import FINDING, pinlint, project
 
 
 def _concise(proj: Path, *args: str, timeout: float = 60) -> tuple[int, str, str]:
@@ -59,9 +59,7 @@ def test_ancestor_config_outside_the_repository_is_ignored(tmp_path: Path, home:
     """Review #6 / 04: `.pinlint.toml` planted above the repository root configures nothing."""
     proj = project(tmp_path / "shared" / "repo")
     (tmp_path / "shared" / ".pinlint.toml").write_text('extend-exclude = ["*.py"]\n')
-    (tmp_path / "shared" / "pyproject.toml").write_text(
-        '[tool.pinlint]\nextend-exclude = ["*.py"]\n'
-    )
+    (tmp_path / "shared" / "pyproject.toml").write_text('[tool.pinlint]\nextend-exclude = ["*.py"]\n')
     code, out, _ = _concise(proj, ".")
     assert code == 1 and "PIN001" in out
     # Inside the repository, a config in a parent of the cwd still applies.
@@ -72,9 +70,7 @@ def test_ancestor_config_outside_the_repository_is_ignored(tmp_path: Path, home:
     assert "b.py" in out and "a.py" not in out
 
 
-def test_without_a_repository_a_world_writable_parent_is_not_searched(
-    tmp_path: Path, home: Path
-) -> None:
+def test_without_a_repository_a_world_writable_parent_is_not_searched(tmp_path: Path, home: Path) -> None:
     shared = tmp_path / "shared"
     shared.mkdir()
     shared.chmod(0o1777)  # like /tmp
@@ -114,9 +110,7 @@ def test_baseline_and_named_path_links_to_dev_zero(tmp_path: Path, home: Path) -
     proj = project(tmp_path / "p")
     (proj / ".pinlint-baseline.json").symlink_to("/dev/zero")
     ran = pinlint("check", "--baseline", ".pinlint-baseline.json", ".", cwd=proj, timeout=30)
-    assert (
-        ran.returncode == 2 and "not a regular file" in ran.stderr and "Traceback" not in ran.stderr
-    )
+    assert ran.returncode == 2 and "not a regular file" in ran.stderr and "Traceback" not in ran.stderr
     (proj / "changed.py").symlink_to("/dev/zero")
     _code, out, err = _concise(proj, "--no-cache", "changed.py", "a.py", timeout=30)
     assert "error: changed.py:" in err and "PIN001" in out
@@ -133,9 +127,7 @@ def test_config_link_to_dev_zero_is_not_read(tmp_path: Path, home: Path) -> None
     assert ran.returncode == 2 and "larger than" in ran.stderr and "Traceback" not in ran.stderr
 
 
-@pytest.mark.parametrize(
-    "kind", ["deep toml", "bad baseline shape", "deep baseline", "huge int baseline"]
-)
+@pytest.mark.parametrize("kind", ["deep toml", "bad baseline shape", "deep baseline", "huge int baseline"])
 def test_bad_user_files_exit_2_with_a_message(tmp_path: Path, home: Path, kind: str) -> None:
     proj = project(tmp_path / "p")
     args = ["check", "."]
@@ -166,16 +158,11 @@ def test_huge_source_is_refused_not_analyzed(tmp_path: Path, home: Path) -> None
 
 SCANS = {
     # Review #9 / 07: unbalanced `import (` lines inside a string, cubic.
-    "imports": 'import torch  # non_blocking\nDOC = """\n'
-    + "import (\n" * 300
-    + "(\n" * 20000
-    + '"""\n',
+    "imports": 'import torch  # non_blocking\nDOC = """\n' + "import (\n" * 300 + "(\n" * 20000 + '"""\n',
     # 08: `.to(` scanned to the end of one long comment line for each occurrence.
     "hit": "import torch\n# non_blocking " + ".to(x" * 100_000 + "\n",
     # 08: the helper-call regex restarting inside a long identifier.
-    "helper": "import torch  # non_blocking, is_pin_memory_available\nx = 1  # "
-    + "a" * 150_000
-    + "\n",
+    "helper": "import torch  # non_blocking, is_pin_memory_available\nx = 1  # " + "a" * 150_000 + "\n",
     # 08: a `(` in a string in every def header never balances.
     "headers": "import torch  # non_blocking\n"
     + "".join(f"def f{i}(a='(', b=1):\n    return a\n" for i in range(8000)),

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import FINDING, pinlint, project
+from tests.security.conftest import FINDING, pinlint, project
 
 HELPER_CONFIG = '[tool.pinlint]\npin-memory-helper = "pkg.utils:is_pin_memory_available(device)"\n'
 
@@ -31,9 +31,7 @@ def test_output_file_symlink_is_replaced_not_followed(tmp_path: Path, home: Path
     assert sorted(p.name for p in outside.iterdir()) == ["victim.txt"]
 
 
-def test_output_file_under_a_symlinked_folder_out_of_the_project(
-    tmp_path: Path, home: Path
-) -> None:
+def test_output_file_under_a_symlinked_folder_out_of_the_project(tmp_path: Path, home: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     proj = project(tmp_path / "p")
@@ -56,9 +54,7 @@ def test_shell_payload_file_name_cannot_reach_a_startup_file(tmp_path: Path, hom
 
 
 @pytest.mark.parametrize("mode", ["--fix", "--add-noqa"])
-def test_file_symlink_out_of_the_project_is_left_alone(
-    tmp_path: Path, home: Path, mode: str
-) -> None:
+def test_file_symlink_out_of_the_project_is_left_alone(tmp_path: Path, home: Path, mode: str) -> None:
     """Review #15: `innocent.py -> ../outside/private_train.py` is not read, quoted or copied."""
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -127,11 +123,7 @@ def test_baseline_under_a_symlinked_folder_out_of_the_project(tmp_path: Path, ho
     proj = project(tmp_path / "p")
     (proj / "ci").symlink_to(outside)
     ran = pinlint("check", "--write-baseline", "ci/baseline.json", ".", cwd=proj)
-    assert (
-        ran.returncode == 2
-        and "outside the project" in ran.stderr
-        and "Traceback" not in ran.stderr
-    )
+    assert ran.returncode == 2 and "outside the project" in ran.stderr and "Traceback" not in ran.stderr
     assert list(outside.iterdir()) == []
     # A committed baseline *file* link is replaced, not written through.
     (proj / "bl.json").symlink_to(outside / "victim.json")
@@ -141,9 +133,7 @@ def test_baseline_under_a_symlinked_folder_out_of_the_project(tmp_path: Path, ho
 
 def test_cache_and_outputs_stay_put_with_dotdot_relative_paths(tmp_path: Path, home: Path) -> None:
     """`..` in a config value cannot move pinlint's writes out (cache-dir is checked)."""
-    proj = project(
-        tmp_path / "p", {"a.py": FINDING, "pinlint.toml": 'cache-dir = "sub/../../escape"\n'}
-    )
+    proj = project(tmp_path / "p", {"a.py": FINDING, "pinlint.toml": 'cache-dir = "sub/../../escape"\n'})
     ran = pinlint("check", ".", cwd=proj)
     assert ran.returncode == 2
     assert not (tmp_path / "escape").exists()
@@ -167,7 +157,10 @@ def test_add_noqa_never_writes_into_a_string(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text(source)
     ran = subprocess.run(
         [sys.executable, "-m", "pinlint", "check", ".", "--add-noqa", "--no-cache"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert (tmp_path / "m.py").read_text() == source
     assert "inside a multi-line string" in ran.stderr and ran.returncode == 2
