@@ -183,27 +183,33 @@ def find_config(start: Path) -> Path | None:
     start = Path(os.path.abspath(start))
     root = project_root(start)
     for directory in [start, *start.parents]:
-        for name in ("pinlint.toml", ".pinlint.toml"):
-            candidate = directory / name
-            if candidate.is_file():
-                return candidate
-        candidate = directory / "pyproject.toml"
-        if candidate.is_file():
-            try:
-                raw = read_regular(candidate, MAX_CONFIG_BYTES)
-            except OSError:
-                return candidate  # unreadable, too large, not a file: loading it says so clearly
-            try:
-                data = tomllib.loads(raw.decode("utf-8"))
-            except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError):
-                # A broken pyproject.toml *with* our section is reported when loaded explicitly.
-                if b"[tool.pinlint" in raw:
-                    return candidate
-                continue
-            if "pinlint" in data.get("tool", {}):
-                return candidate
+        found = config_here(directory)
+        if found is not None:
+            return found
         if directory == root:
             break
+    return None
+
+
+def config_here(directory: Path) -> Path | None:
+    """The config file in ``directory`` itself, if any."""
+    for name in ("pinlint.toml", ".pinlint.toml"):
+        candidate = directory / name
+        if candidate.is_file():
+            return candidate
+    candidate = directory / "pyproject.toml"
+    if candidate.is_file():
+        try:
+            raw = read_regular(candidate, MAX_CONFIG_BYTES)
+        except OSError:
+            return candidate  # unreadable, too large, not a file: loading it says so clearly
+        try:
+            data = tomllib.loads(raw.decode("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError):
+            # A broken pyproject.toml *with* our section is reported when loaded explicitly.
+            return candidate if b"[tool.pinlint" in raw else None
+        if "pinlint" in data.get("tool", {}):
+            return candidate
     return None
 
 
@@ -335,6 +341,10 @@ def _apply(config: Config, table: dict[str, Any], where: str, section: str) -> N
         setattr(config, attr, value)
 
 
+def _within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
 class ConfigResolver:
     """Which configuration applies to a file: the nearest ``pinlint.toml`` / ``pyproject.toml``
     with ``[tool.pinlint]`` above it (ruff's hierarchical model), with the command line's
@@ -352,20 +362,51 @@ class ConfigResolver:
         # still the base configuration (one group, one cache), not a second copy of it.
         self._by_path: dict[Path | None, Config] = {self.base.path.resolve() if self.base.path else None: self.base}
         self._by_directory: dict[Path, Path | None] = {}
+        self._roots: list[Path] = []
+        self._resolved: dict[Path, Path] = {}
 
     def for_file(self, file: Path) -> Config:
         if self.explicit:
             return self.base
-        directory = file.absolute().parent
-        if directory not in self._by_directory:
-            self._by_directory[directory] = find_config(directory)
-        found = self._by_directory[directory]
+        found = self._nearest(file.absolute().parent)
         if found is None:
             return self.base
-        found = found.resolve()
+        if found not in self._resolved:
+            self._resolved[found] = found.resolve()
+        found = self._resolved[found]
         if found not in self._by_path:
             self._by_path[found] = load_path(found, self.cwd, self.overrides, self.override_where)
         return self._by_path[found]
+
+    def _nearest(self, directory: Path) -> Path | None:
+        """``find_config`` for a directory, reusing what its parent found: one look per
+        directory of the run instead of one walk to the root per file."""
+        memo = self._by_directory
+        if directory in memo:
+            return memo[directory]
+        chain: list[Path] = []
+        found: Path | None = None
+        current = directory
+        root = next((r for r in self._roots if _within(directory, r)), None)
+        if root is None:
+            root = project_root(directory)
+            self._roots.append(root)
+        while True:
+            if current in memo:
+                found = memo[current]
+                break
+            chain.append(current)
+            here = config_here(current)
+            if here is not None:
+                found = here
+                break
+            if current == root or current.parent == current or not _within(current, root):
+                found = None  # never above the project root
+                break
+            current = current.parent
+        for visited in chain:
+            memo[visited] = found
+        return found
 
     def group(self, files: list[Path]) -> list[tuple[Config, list[Path]]]:
         """The files by the configuration that applies to them, in first-seen order."""
