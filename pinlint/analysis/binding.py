@@ -207,14 +207,8 @@ class _Walker:
 
     def _walrus(self, node: cst.CSTNode, state: State) -> State:
         """``(x := ...)`` binds ``x`` in this scope (outside comprehensions' own scopes)."""
-        stack = [node]
-        while stack:
-            current = stack.pop()
-            if isinstance(current, cst.NamedExpr) and isinstance(current.target, cst.Name):
-                state = self._add(state, current.target.value)
-            if isinstance(current, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
-                continue  # their walrus targets may bind here too, but only if they run: not definite
-            stack.extend(current.children)
+        for name in _walrus_names(node):
+            state = self._add(state, name)
         return state
 
     def _bind(self, target: cst.BaseExpression, state: State) -> State:
@@ -229,6 +223,33 @@ class _Walker:
         if state is None or name not in self.names:
             return state
         return state | {name}
+
+
+_WALRUS_MEMO: dict[int, tuple[cst.CSTNode, frozenset[str]]] = {}
+
+
+def _walrus_names(node: cst.CSTNode) -> frozenset[str]:
+    """The walrus targets of an expression, computed once per node (every finding of a function
+    walks the function's statements again; the expressions need not be)."""
+    from pinlint.analysis.interpreter import _children
+
+    hit = _WALRUS_MEMO.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    found: set[str] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.NamedExpr) and isinstance(current.target, cst.Name):
+            found.add(current.target.value)
+        if isinstance(current, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            continue  # their walrus targets may bind here too, but only if they run: not definite
+        stack.extend(_children(current))
+    if len(_WALRUS_MEMO) > 100_000:
+        _WALRUS_MEMO.clear()
+    value = frozenset(found)
+    _WALRUS_MEMO[id(node)] = (node, value)
+    return value
 
 
 def _meet(a: State, b: State) -> State:

@@ -17,7 +17,7 @@ from pinlint import torch_api
 from pinlint.analysis import torch_semantics
 from pinlint.analysis.binding import bound_at
 from pinlint.analysis.events import SinkHit
-from pinlint.analysis.interpreter import mentioned
+from pinlint.analysis.interpreter import _children, mentioned
 from pinlint.analysis.scopes import BoundNames, dotted, statements_in
 from pinlint.rules.base import RuleContext
 
@@ -144,11 +144,32 @@ def _free_names(node: cst.BaseExpression) -> set[str]:
         elif isinstance(current, cst.Arg):
             stack.append(current.value)
         else:
-            stack.extend(current.children)
+            stack.extend(_children(current))
     return found
 
 
+_LOCAL_MEMO: dict[int, tuple[cst.CSTNode, set[str]]] = {}
+_COMPREHENSION_MEMO: dict[int, tuple[cst.CSTNode, set[str]]] = {}
+
+
+def _memoised(memo: dict[int, tuple[cst.CSTNode, set[str]]], scope: cst.CSTNode, compute) -> set[str]:  # type: ignore[no-untyped-def]
+    """Per-scope facts computed once however many findings of the scope ask (keyed by the node,
+    kept alive with it so that an id is never reused for another scope)."""
+    hit = memo.get(id(scope))
+    if hit is not None and hit[0] is scope:
+        return hit[1]
+    if len(memo) > 256:
+        memo.clear()
+    value = compute(scope)
+    memo[id(scope)] = (scope, value)
+    return value
+
+
 def _local_names(scope: cst.FunctionDef | cst.Module) -> set[str]:
+    return _memoised(_LOCAL_MEMO, scope, _compute_local_names)
+
+
+def _compute_local_names(scope: cst.FunctionDef | cst.Module) -> set[str]:
     """The scope's own names: parameters, assignment and loop targets, imports, defs, and the
     names that ``match`` patterns and walrus expressions bind."""
     collector = BoundNames()
@@ -167,7 +188,7 @@ def _local_names(scope: cst.FunctionDef | cst.Module) -> set[str]:
             names.add(node.target.value)
         elif isinstance(node, cst.MatchCase):
             names |= _case_names(node.pattern)
-        stack.extend(node.children)
+        stack.extend(_children(node))
     return names
 
 
@@ -180,11 +201,15 @@ def _case_names(pattern: cst.MatchPattern) -> set[str]:
             found.add(node.name.value)
         elif isinstance(node, cst.MatchMapping) and node.rest is not None:
             found.add(node.rest.value)
-        stack.extend(node.children)
+        stack.extend(_children(node))
     return found
 
 
 def _comprehension_names(scope: cst.CSTNode) -> set[str]:
+    return _memoised(_COMPREHENSION_MEMO, scope, _compute_comprehension_names)
+
+
+def _compute_comprehension_names(scope: cst.CSTNode) -> set[str]:
     """Names bound by comprehension targets, walrus in comprehensions and lambda parameters."""
     found: set[str] = set()
     stack: list[cst.CSTNode] = [scope.body] if isinstance(scope, cst.FunctionDef) else [scope]
@@ -197,7 +222,7 @@ def _comprehension_names(scope: cst.CSTNode) -> set[str]:
             found |= {p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]}
         elif isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node is not scope:
             continue  # another scope
-        stack.extend(node.children)
+        stack.extend(_children(node))
     return found
 
 
@@ -274,35 +299,42 @@ def _inline_conditions(statement: cst.CSTNode) -> list[cst.BaseExpression]:
             found.append(node.test)
         elif isinstance(node, cst.BooleanOperation):
             found.append(node.left)
-        stack.extend(node.children)
+        stack.extend(_children(node))
     return found
 
 
 def _call_between(scope: cst.CSTNode, construction_row: int, sink_row: int, base: str, ctx: RuleContext) -> str | None:
     """A call between the construction and the copy that is a method of ``base`` or receives it."""
+    for first, _last, func, roots, node in _calls(scope, ctx):
+        if construction_row < first < sink_row and (func.startswith(base + ".") or base in roots):
+            return ctx.source(node.func) + "()"
+    return None
+
+
+def _calls(scope: cst.CSTNode, ctx: RuleContext) -> list[tuple[int, int, str, frozenset[str], cst.Call]]:
+    """The calls a scope makes that could change an attribute (tensor methods cannot): row span,
+    callee, the root names of the arguments. Computed once per scope, however many findings ask."""
+    memo = ctx.interpreter.__dict__.setdefault("_calls_memo", {})
+    if id(scope) in memo:
+        return memo[id(scope)]
     rows = ctx.positions.rows
+    found: list[tuple[int, int, str, frozenset[str], cst.Call]] = []
     stack: list[cst.CSTNode] = [scope.body] if isinstance(scope, cst.FunctionDef) else [scope]
     while stack:
         node = stack.pop()
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue  # defined, not run here
         if isinstance(node, cst.Call):
-            first, last = rows(node)
-            if (
-                construction_row < first
-                and last < sink_row
-                or (construction_row < first <= sink_row and first < sink_row)
-            ):
-                func = dotted(node.func) or ""
-                method = func.rsplit(".", 1)[-1]
-                if isinstance(node.func, cst.Attribute) and method in _READ_ONLY_METHODS:
-                    pass  # a tensor method (`x.to(base.device)`, `base.dim()`): it changes no attribute
-                else:
-                    receives = any((dotted(arg.value) or "").split(".", 1)[0] == base for arg in node.args)
-                    if func.startswith(base + ".") or receives:
-                        return ctx.source(node.func) + "()"
-        stack.extend(node.children)
-    return None
+            func = dotted(node.func) or ""
+            method = func.rsplit(".", 1)[-1]
+            if not (isinstance(node.func, cst.Attribute) and method in _READ_ONLY_METHODS):
+                # A tensor method (`x.to(base.device)`, `base.dim()`) changes no attribute.
+                roots = frozenset((dotted(arg.value) or "").split(".", 1)[0] for arg in node.args)
+                first, last = rows(node)
+                found.append((first, last, func, roots, node))
+        stack.extend(_children(node))
+    memo[id(scope)] = found
+    return found
 
 
 def _attribute_written_elsewhere(attribute: str, ctx: RuleContext, whole_file: bool = False) -> int | None:
