@@ -260,7 +260,9 @@ def _meet(a: State, b: State) -> State:
     return a & b
 
 
-def _captures(pattern: cst.MatchPattern) -> set[str]:
+def _captures(pattern: cst.MatchPattern, alternatives: bool = False) -> set[str]:
+    """Names a ``case`` pattern binds; those of ``|`` alternatives only when asked (each
+    alternative binds them, but counting them as definitely bound is not needed)."""
     found: set[str] = set()
     stack: list[cst.CSTNode] = [pattern]
     while stack:
@@ -271,7 +273,7 @@ def _captures(pattern: cst.MatchPattern) -> set[str]:
             found.add(node.name.value)
         elif isinstance(node, cst.MatchMapping) and node.rest is not None:
             found.add(node.rest.value)
-        if isinstance(node, cst.MatchOr):
+        if isinstance(node, cst.MatchOr) and not alternatives:
             # An alternative binds the same names in every branch; keep it simple: none.
             continue
         stack.extend(node.children)

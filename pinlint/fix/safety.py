@@ -15,7 +15,7 @@ import libcst as cst
 
 from pinlint import torch_api
 from pinlint.analysis import torch_semantics
-from pinlint.analysis.binding import bound_at
+from pinlint.analysis.binding import _captures, bound_at
 from pinlint.analysis.events import SinkHit
 from pinlint.analysis.interpreter import _children, mentioned
 from pinlint.analysis.scopes import BoundNames, dotted, statements_in
@@ -187,22 +187,9 @@ def _compute_local_names(scope: cst.FunctionDef | cst.Module) -> set[str]:
         if isinstance(node, cst.NamedExpr) and isinstance(node.target, cst.Name):
             names.add(node.target.value)
         elif isinstance(node, cst.MatchCase):
-            names |= _case_names(node.pattern)
+            names |= _captures(node.pattern, alternatives=True)  # every name a case may bind
         stack.extend(_children(node))
     return names
-
-
-def _case_names(pattern: cst.MatchPattern) -> set[str]:
-    found: set[str] = set()
-    stack: list[cst.CSTNode] = [pattern]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.MatchAs, cst.MatchStar)) and node.name is not None:
-            found.add(node.name.value)
-        elif isinstance(node, cst.MatchMapping) and node.rest is not None:
-            found.add(node.rest.value)
-        stack.extend(_children(node))
-    return found
 
 
 def _comprehension_names(scope: cst.CSTNode) -> set[str]:

@@ -45,7 +45,6 @@ def _plan(hit: SinkHit, ctx: RuleContext) -> tuple[FixPlan | None, str | None]:
 
     from pinlint.analysis.values import is_tensor
     from pinlint.fix import safety
-    from pinlint.fix.edits import set_keyword_to_helper
 
     call = hit.origin.node
     if not isinstance(call, cst.Call):
@@ -95,22 +94,8 @@ def _plan(hit: SinkHit, ctx: RuleContext) -> tuple[FixPlan | None, str | None]:
             return None, problem.reason
         if problem is not None:
             unsafe.append(problem)
-    if hit.origin.factory == "tensor" and not hit.origin.data_is_python:
-        unsafe.append(
-            "the data may be a numpy array or a tensor, for which `torch.tensor(..., pin_memory=True)` raises"
-        )
     unsafe.extend(safety.race_problems(hit, ctx))
-    edits = set_keyword_to_helper(call, "pin_memory", ctx.positions)
-    if edits is None:
-        return None, "no automatic fix: the call passes `**kwargs`, which may already hold `pin_memory`"
-    plan = FixPlan(
-        edits=edits,
-        device_text=device_text,
-        applicability=Applicability.UNSAFE if unsafe else Applicability.SAFE,
-        unsafe_reason="; ".join(dict.fromkeys(unsafe)),
-        title=TITLE,
-    )
-    return plan, None
+    return _finish(hit, ctx, device_text, unsafe)
 
 
 def _plan_across_functions(hit: SinkHit, ctx: RuleContext) -> tuple[FixPlan | None, str | None]:
@@ -121,7 +106,6 @@ def _plan_across_functions(hit: SinkHit, ctx: RuleContext) -> tuple[FixPlan | No
     from pinlint.analysis.scopes import dotted
     from pinlint.analysis.summaries import argument_for
     from pinlint.fix import safety
-    from pinlint.fix.edits import set_keyword_to_helper
 
     call = hit.origin.node
     assert isinstance(call, cst.Call)
@@ -161,14 +145,23 @@ def _plan_across_functions(hit: SinkHit, ctx: RuleContext) -> tuple[FixPlan | No
             unsafe.append(f"it assumes `{device.value}` where the tensor is allocated is the copy's device")
         else:
             return None, "no automatic fix: the copy's device is not known where the tensor is allocated"
+    if device is not None and not safety.looks_like_device(device, ctx):
+        unsafe.append(f"`{device_text}` may be a tensor or a dtype rather than a device")
+    unsafe.extend(safety.race_problems(hit, ctx, across_functions=True))
+    return _finish(hit, ctx, device_text, unsafe)
+
+
+def _finish(
+    hit: SinkHit, ctx: RuleContext, device_text: str | None, unsafe: list[str]
+) -> tuple[FixPlan | None, str | None]:
+    """The plan: `pin_memory=<helper>` on the construction, unsafe when any reason was found."""
+    from pinlint.fix.edits import set_keyword_to_helper
+
     if hit.origin.factory == "tensor" and not hit.origin.data_is_python:
         unsafe.append(
             "the data may be a numpy array or a tensor, for which `torch.tensor(..., pin_memory=True)` raises"
         )
-    if device is not None and not safety.looks_like_device(device, ctx):
-        unsafe.append(f"`{device_text}` may be a tensor or a dtype rather than a device")
-    unsafe.extend(safety.race_problems(hit, ctx, across_functions=True))
-    edits = set_keyword_to_helper(call, "pin_memory", ctx.positions)
+    edits = set_keyword_to_helper(hit.origin.node, "pin_memory", ctx.positions)
     if edits is None:
         return None, "no automatic fix: the call passes `**kwargs`, which may already hold `pin_memory`"
     plan = FixPlan(
