@@ -274,7 +274,8 @@ class _SourceTokens:
         extra = [n.rsplit(".", 1)[-1] for n in (*names.torch_functions, *names.host_functions)]
         self.needles = [f"{name}(" for name in (*_SOURCE_NAMES, *extra)] + ['"cpu', "'cpu"]
         self._file_has_source: bool | None = None
-        self._defined: set[str] = set()
+        #: One regex for "calls a function defined in this file" (not one `in` test per name).
+        self._calls_defined: re.Pattern[str] | None = None
 
     def search(self, text: str) -> bool:
         return any(needle in text for needle in self.needles)
@@ -284,12 +285,14 @@ class _SourceTokens:
         somewhere, and the segment reads ``self.`` attributes or calls a function defined here."""
         if self._file_has_source is None:
             self._file_has_source = self.search(text)
-            self._defined = set(_DEF_NAME.findall(text))
+            defined = sorted(set(_DEF_NAME.findall(text)))
+            if defined:
+                self._calls_defined = re.compile(r"\b(?:" + "|".join(map(re.escape, defined)) + r")\(")
         if not self._file_has_source:
             return False
         if "self." in segment:
             return True
-        return any(name + "(" in segment for name in self._defined)
+        return self._calls_defined is not None and self._calls_defined.search(segment) is not None
 
 
 _DEF_NAME = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)

@@ -167,25 +167,16 @@ def _hit_lines(text: str, lines: list[str], triggers: Triggers) -> list[int]:
 
 def candidate_segments(text: str, triggers: Triggers, lines: list[str] | None = None) -> list[Segment]:
     """The outermost functions that contain a trigger line; [WHOLE_FILE] for module-level hits."""
-    lines = split_lines(text) if lines is None else lines
-    segments: dict[int, Segment] = {}
-    covered_until = -1
-    for index in _hit_lines(text, lines, triggers):
-        if index < covered_until:
-            continue
-        start = enclosing_def(lines, index)
-        if start is None:
-            # A copy at module or class level: no function to cut out, parse everything.
-            return [WHOLE_FILE]
-        if start not in segments:
-            segments[start] = segment_for(lines, start)
-        covered_until = segments[start].end
-    return list(segments.values())
+    return _segments(text, triggers, lines, module_level=True)
 
 
 def function_segments(text: str, triggers: Triggers, lines: list[str] | None = None) -> list[Segment]:
     """The outermost functions that contain a trigger line; hits at module or class level are
     left out (for rules that do not flag import-time code)."""
+    return _segments(text, triggers, lines, module_level=False)
+
+
+def _segments(text: str, triggers: Triggers, lines: list[str] | None, *, module_level: bool) -> list[Segment]:
     lines = split_lines(text) if lines is None else lines
     segments: dict[int, Segment] = {}
     covered_until = -1
@@ -194,7 +185,10 @@ def function_segments(text: str, triggers: Triggers, lines: list[str] | None = N
             continue
         start = enclosing_def(lines, index)
         if start is None:
-            continue
+            if module_level:
+                # A copy at module or class level: no function to cut out, parse everything.
+                return [WHOLE_FILE]
+            continue  # import-time code: not this caller's business
         if start not in segments:
             segments[start] = segment_for(lines, start)
         covered_until = segments[start].end
