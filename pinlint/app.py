@@ -6,9 +6,10 @@ printing is left to the caller.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pinlint import catalog, lint, noqa, runner, source
@@ -29,7 +30,7 @@ from pinlint.fix.helper import ConfiguredHelper, FileContext, HelperChoice, Help
 from pinlint.fix.imports import import_edit
 from pinlint.fix.layout import explode_long_calls
 from pinlint.fix.loop import fix_text
-from pinlint.fix.project import Project, facts_of_text, find_root, scan
+from pinlint.fix.project import Known, Project, find_root, scan
 from pinlint.fix.scope import byte_column
 from pinlint.fix.style import line_length
 from pinlint.fix.write import ChangedOnDisk, atomic_write
@@ -223,7 +224,8 @@ def run_check(
     pool: runner.WorkerPool | None = None,
 ) -> CheckRun:
     run = CheckRun()
-    settings = analysis_settings(config, options.selected)
+    root = find_root(config.root, config.path, files)
+    settings = replace(analysis_settings(config, options.selected), project_root=str(root) if root else None)
     cache = None
     if uses_cache(options):
         from pinlint.cache import Cache
@@ -235,12 +237,20 @@ def run_check(
     started = time.perf_counter()
 
     def load_project() -> Project:
-        project = _project(config, options, files)
+        # The workers already read the run's files: their facts are not read again.
+        known = {
+            os.path.abspath(r.path): (r.size, r.mtime_ns, r.digest, r.analysis.project_facts, r.analysis.module)
+            for r in results
+            if r.analysis is not None and r.error is None
+        }
+        project = _project(config, options, root, known)
         if project.root is None:
             # No project around the files: the files of the run that mention the helper teach it.
             for result in results:
                 if result.analysis is not None and _mentions_helper(result.analysis):
-                    _learn(project, Path(result.path))
+                    facts = result.analysis.project_facts
+                    if facts is not None:
+                        project.add(Path(result.path), facts, result.analysis.module)
         return project
 
     builder = DiagnosticBuilder(config, options, load_project)
@@ -349,7 +359,8 @@ def _fix_file(
 
 def check_stdin(text: str, filename: Path, config: Config, options: CheckOptions) -> CheckRun:
     run = CheckRun()
-    settings = analysis_settings(config, options.selected)
+    root = find_root(config.root, config.path, [filename])
+    settings = replace(analysis_settings(config, options.selected), project_root=str(root) if root else None)
     data = text.encode("utf-8")
     result = runner.analyze_bytes(str(filename), data, settings)
     run.stdin_output = text
@@ -360,7 +371,9 @@ def check_stdin(text: str, filename: Path, config: Config, options: CheckOptions
         run.diagnostics.append(_syntax_error(filename, text, result.analysis.syntax_error))
         return run
     _note_budget(run, str(filename), result.analysis)
-    builder = DiagnosticBuilder(config, options, lambda: _project(config, options, [filename]))
+    builder = DiagnosticBuilder(
+        config, options, lambda: _project(config, options, find_root(config.root, config.path, [filename]))
+    )
     diagnostics = builder.diagnostics(filename, result.analysis, text)
     if (options.fix or options.diff) and any(d.fix for d in diagnostics):
         new_text, diagnostics, applied = _fix(text, filename, diagnostics, settings, builder, options, run)
@@ -400,12 +413,16 @@ def _unparsable(path: Path, text: str | None) -> list[Diagnostic]:
     )
 
 
-def _project(config: Config, options: CheckOptions, files: list[Path]) -> Project:
+def _project(
+    config: Config,
+    options: CheckOptions,
+    root: Path | None,
+    known: dict[str, Known] | None = None,
+) -> Project:
     """The project's pin-memory idiom, from every file under the project root (not only the
     files of the run: one file, stdin and pre-commit's staged files get the same fixes)."""
-    root = find_root(config.root, config.path, files)
     facts_dir = cache_dir(config, options) if options.use_cache else None
-    return scan(root, cache_dir=facts_dir, exclude=[*config.exclude, *config.extend_exclude])
+    return scan(root, cache_dir=facts_dir, exclude=[*config.exclude, *config.extend_exclude], known=known)
 
 
 def _mentions_helper(analysis: FileAnalysis) -> bool:
@@ -417,16 +434,6 @@ def _mentions_helper(analysis: FileAnalysis) -> bool:
         or facts.calls_with_args
         or facts.calls_without_args
     )
-
-
-def _learn(project: Project, path: Path) -> None:
-    try:
-        text = source.decode(path.read_bytes()).text
-    except (OSError, source.DecodeError):
-        return
-    got = facts_of_text(text, path, None)
-    if got is not None:
-        project.add(path, *got)
 
 
 def _display(path: Path) -> str:

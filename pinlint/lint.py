@@ -21,7 +21,7 @@ from pinlint.analysis.triage import (
     function_segments,
     segment_text,
 )
-from pinlint.core.results import AnalysisSettings, FileAnalysis, Finding
+from pinlint.core.results import EMPTY, AnalysisSettings, FileAnalysis, Finding
 from pinlint.core.text import split_lines
 from pinlint.fix.helper_facts import helper_facts
 from pinlint.rules import RuleSet, select
@@ -44,6 +44,30 @@ def file_triggered(data: bytes, rules: RuleSet) -> bool:
 def teaches_helper(data: bytes) -> bool:
     """The file mentions the pin-memory helper: its imports and calls teach the fixer."""
     return _HELPER_BYTES in data
+
+
+def mentions_idiom(data: bytes) -> bool:
+    """The file may teach the project's pin-memory idiom (it names the helper or passes a
+    non-literal ``pin_memory=``): its module facts are worth computing."""
+    from pinlint.fix.module_facts import _MENTION
+
+    return (b"pin_memory" in data or _HELPER_BYTES in data) and _MENTION.search(data) is not None
+
+
+def with_project_facts(analysis: FileAnalysis, text: str, path: str, root: str | None) -> FileAnalysis:
+    """``analysis`` with the file's module facts (computed with ``ast`` where the file was read,
+    so that the project's idiom costs no second read or parse in the parent)."""
+    from pathlib import Path
+
+    from pinlint.fix.project import facts_of_text
+
+    got = facts_of_text(text, Path(path), Path(root) if root is not None else None)
+    if got is None:
+        return analysis
+    if analysis is EMPTY:
+        analysis = FileAnalysis()
+    analysis.project_facts, analysis.module = got
+    return analysis
 
 
 def file_facts(text: str, newline: str) -> FileAnalysis:

@@ -27,12 +27,13 @@ T = TypeVar("T")
 def analyze_bytes(path: str, data: bytes, settings: AnalysisSettings, need_digest: bool = True) -> FileResult:
     rules = lint.rule_set(settings)
     wants_helper = lint.teaches_helper(data)
+    teaches_idiom = lint.mentions_idiom(data)
     triggered = lint.file_triggered(data, rules)
     # The digest keys the cache and guards fixes; a no-cache run needs it only where it may fix.
     result = FileResult(
         path=path, analysis=None, size=len(data), digest=digest(data) if need_digest or triggered else ""
     )
-    if not triggered and not wants_helper:
+    if not triggered and not wants_helper and not teaches_idiom:
         result.analysis = EMPTY  # most files: nothing to analyze (shared, never mutated)
         return result
     try:
@@ -49,9 +50,13 @@ def analyze_bytes(path: str, data: bytes, settings: AnalysisSettings, need_diges
             result.analysis = lint.analyze_text(decoded.text, settings, newline=decoded.newline)
         except RecursionError:
             result.error = "too deeply nested to analyze (recursion limit)"
-        return result
-    # Not a candidate, but it may teach us the project's pin-memory helper.
-    result.analysis = lint.file_facts(decoded.text, decoded.newline)
+    elif wants_helper:
+        # Not a candidate, but it may teach us the project's pin-memory helper.
+        result.analysis = lint.file_facts(decoded.text, decoded.newline)
+    else:
+        result.analysis = EMPTY
+    if teaches_idiom and result.analysis is not None:
+        result.analysis = lint.with_project_facts(result.analysis, decoded.text, path, settings.project_root)
     return result
 
 

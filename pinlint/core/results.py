@@ -85,6 +85,27 @@ class HelperFacts:
 
 
 @dataclass
+class ModuleFacts:
+    """What one file says about the idiom (plain data: it goes into the JSON cache)."""
+
+    #: Module-level ``def is_pin_memory_available``: its signature.
+    definition: dict[str, str] | None = None
+    #: Signatures of methods named ``is_pin_memory_available``.
+    methods: list[dict[str, str]] = field(default_factory=list)
+    #: Absolute modules the helper is imported from (one entry per import).
+    imports: list[str] = field(default_factory=list)
+    #: [module the called name comes from ("" unknown), call style] for each call of the helper.
+    calls: list[list[str]] = field(default_factory=list)
+    #: What is passed as ``pin_memory=``: "helper", "const:<NAME>:<module>" ("" module = here),
+    #: "self:<attr>", "other" -> count.
+    pin_values: dict[str, int] = field(default_factory=dict)
+    #: Module-level names assigned from a helper call (``PIN_MEMORY = is_pin_memory_available()``).
+    constants: list[str] = field(default_factory=list)
+    #: Absolute modules imported at module level at run time.
+    module_imports: list[str] = field(default_factory=list)
+
+
+@dataclass
 class FileAnalysis:
     findings: list[Finding] = field(default_factory=list)
     facts: HelperFacts = field(default_factory=HelperFacts)
@@ -96,6 +117,10 @@ class FileAnalysis:
     over_budget: list[tuple[int, str, str]] = field(default_factory=list)
     #: The whole file was skipped (its time limit was reached): why. No findings then.
     skipped: str | None = None
+    #: What the file says about the project's pin-memory idiom (files that mention it), and its
+    #: dotted module name under the project root: computed by the worker that read the file.
+    project_facts: ModuleFacts | None = None
+    module: str | None = None
 
 
 #: The result of a file that holds nothing for pinlint (shared: results are never mutated).
@@ -110,6 +135,8 @@ class AnalysisSettings:
     rules: tuple[str, ...]
     pinned_functions: tuple[str, ...] = ()
     host_functions: tuple[str, ...] = ()
+    #: The project root module names are computed under (None: no project around the files).
+    project_root: str | None = None
 
     def key(self) -> str:
         return repr(dataclasses.astuple(self))

@@ -111,9 +111,9 @@ class FileContext:
         self.text = text
         self.tree = tree
         self.lines = split_lines(text)
-        self.scopes = FileScopes(tree)
+        self.scopes = FileScopes(tree, text)
         self.module, self.is_package = module_name(path, root) if path is not None else (None, False)
-        self.facts: ModuleFacts = module_facts(tree, self.module, self.is_package, self.scopes)
+        self.facts: ModuleFacts = module_facts(tree, self.module, self.is_package, text)
         self._calls: dict[str, list[str]] | None = None
 
     @classmethod

@@ -4,11 +4,13 @@ signature, how it is imported and called, what is passed as ``pin_memory=`` (rea
 from __future__ import annotations
 
 import ast
+import bisect
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 from pinlint import torch_api
-from pinlint.fix.scope import DEF, IMPORT, FileScopes
+from pinlint.core.results import ModuleFacts
+from pinlint.fix.scope import DEF, IMPORT, _is_dead_test
 
 NAME = torch_api.PIN_HELPER_NAME
 _MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
@@ -87,27 +89,6 @@ def signature_from_calls(styles: list[str], name: str) -> Signature | None:
     )
 
 
-@dataclass
-class ModuleFacts:
-    """What one file says about the idiom (plain data: it goes into the JSON cache)."""
-
-    #: Module-level ``def is_pin_memory_available``: its signature.
-    definition: dict[str, str] | None = None
-    #: Signatures of methods named ``is_pin_memory_available``.
-    methods: list[dict[str, str]] = field(default_factory=list)
-    #: Absolute modules the helper is imported from (one entry per import).
-    imports: list[str] = field(default_factory=list)
-    #: [module the called name comes from ("" unknown), call style] for each call of the helper.
-    calls: list[list[str]] = field(default_factory=list)
-    #: What is passed as ``pin_memory=``: "helper", "const:<NAME>:<module>" ("" module = here),
-    #: "self:<attr>", "other" -> count.
-    pin_values: dict[str, int] = field(default_factory=dict)
-    #: Module-level names assigned from a helper call (``PIN_MEMORY = is_pin_memory_available()``).
-    constants: list[str] = field(default_factory=list)
-    #: Absolute modules imported at module level at run time.
-    module_imports: list[str] = field(default_factory=list)
-
-
 def absolute(module: str, own: str | None, is_package: bool) -> str | None:
     """``from .x import y`` in module ``own`` -> ``pkg.x``."""
     if not module.startswith("."):
@@ -125,47 +106,47 @@ def absolute(module: str, own: str | None, is_package: bool) -> str | None:
     return ".".join([*base, rest] if rest else base) or None
 
 
-def module_facts(tree: ast.Module, own: str | None, is_package: bool, scopes: FileScopes | None = None) -> ModuleFacts:
-    scopes = scopes or FileScopes(tree)
+def module_facts(tree: ast.Module, own: str | None, is_package: bool, text: str | None = None) -> ModuleFacts:
+    """The facts of one parsed module. ``text`` (its source) lets the walk skip the statements
+    that cannot hold a helper call or a ``pin_memory=`` argument."""
+    found = _Declarations(declares_global=text is None or "global" in text)
+    found.block(tree.body, in_function=False, dead=False, module_level=True, globals_=frozenset())
     facts = ModuleFacts()
-    # Local names (anywhere in the file) bound by an import of the helper -> absolute module.
+    # Local names (in any scope) bound by a run-time import of the helper -> absolute module.
     helper_names: dict[str, str] = {}
-    for scope in _all_scopes(scopes):
-        for local, bindings in scope.bindings.items():
-            for b in bindings:
-                if b.kind == IMPORT and b.imported == NAME and not b.dead:
-                    module = absolute(b.module, own, is_package)
-                    if module:
-                        facts.imports.append(module)
-                        helper_names[local] = module
-    for b in scopes.module.bindings.get(NAME, []):
-        if b.kind == DEF and isinstance(b.node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not b.dead:
-            facts.definition = asdict(signature_of(b.node))
+    for local, raw, dead in found.helper_imports:
+        module = absolute(raw, own, is_package)
+        if module and not dead:
+            facts.imports.append(module)
+            helper_names[local] = module
+    module_defs = [b for b in found.module if b.kind == DEF and b.name == NAME]
+    for b in module_defs:
+        if not b.dead:
+            facts.definition = asdict(signature_of(b.node))  # type: ignore[arg-type]
             helper_names.setdefault(NAME, own or "")
     # Imported names, for `pin_memory=PIN_MEMORY` (module-level imports only).
     imported_from: dict[str, str] = {}
-    for local, bindings in scopes.module.bindings.items():
-        for b in bindings:
-            if b.kind == IMPORT and not b.dead and b.imported:
-                module = absolute(b.module, own, is_package)
-                if module:
-                    imported_from[local] = module
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == NAME:
-            if not any(node is b.node for b in scopes.module.bindings.get(NAME, [])):
-                first = (node.args.posonlyargs + node.args.args)[:1]
-                method = bool(first) and first[0].arg in ("self", "cls")
-                facts.methods.append(asdict(signature_of(node, method=method)))
-        elif isinstance(node, ast.Call):
-            func = node.func
-            if isinstance(func, ast.Name) and func.id in helper_names:
-                facts.calls.append([helper_names[func.id], call_style(node)])
-            elif isinstance(func, ast.Attribute) and func.attr == NAME:
-                facts.calls.append(["", call_style(node)])
-            for kw in node.keywords:
-                if kw.arg == "pin_memory":
-                    kind = _pin_value_kind(kw.value, helper_names, imported_from)
-                    facts.pin_values[kind] = facts.pin_values.get(kind, 0) + 1
+    for b in found.module:
+        if b.kind == IMPORT and not b.dead and b.imported:
+            module = absolute(b.module, own, is_package)
+            if module:
+                imported_from[b.name] = module
+    module_nodes = {id(b.node) for b in module_defs}
+    for node in found.helper_defs:
+        if id(node) not in module_nodes:
+            first = (node.args.posonlyargs + node.args.args)[:1]
+            method = bool(first) and first[0].arg in ("self", "cls")
+            facts.methods.append(asdict(signature_of(node, method=method)))
+    for node in _calls(tree, text, helper_names):
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in helper_names:
+            facts.calls.append([helper_names[func.id], call_style(node)])
+        elif isinstance(func, ast.Attribute) and func.attr == NAME:
+            facts.calls.append(["", call_style(node)])
+        for kw in node.keywords:
+            if kw.arg == "pin_memory":
+                kind = _pin_value_kind(kw.value, helper_names, imported_from)
+                facts.pin_values[kind] = facts.pin_values.get(kind, 0) + 1
     for stmt in tree.body:
         targets: list[ast.expr] = []
         value: ast.expr | None = None
@@ -175,24 +156,147 @@ def module_facts(tree: ast.Module, own: str | None, is_package: bool, scopes: Fi
             targets, value = [stmt.target], stmt.value
         if value is not None and _is_helper_call(value, helper_names):
             facts.constants.extend(t.id for t in targets if isinstance(t, ast.Name))
-    for _local, bindings in scopes.module.bindings.items():
-        for b in bindings:
-            if b.kind == IMPORT and not b.dead and not b.via_global:
-                module = absolute(b.module, own, is_package)
-                if module:
-                    facts.module_imports.append(f"{module}.{b.imported}" if b.imported else module)
-                    if b.imported:
-                        facts.module_imports.append(module)
+    for b in found.module:
+        if b.kind == IMPORT and not b.dead and not b.via_global:
+            module = absolute(b.module, own, is_package)
+            if module:
+                facts.module_imports.append(f"{module}.{b.imported}" if b.imported else module)
+                if b.imported:
+                    facts.module_imports.append(module)
     facts.module_imports = sorted(set(facts.module_imports))
     return facts
 
 
-def _all_scopes(scopes: FileScopes):  # type: ignore[no-untyped-def]
-    stack = [scopes.module]
+@dataclass(frozen=True)
+class _Bound:
+    """A module-scope binding by an import or a ``def`` (the only kinds the facts read)."""
+
+    name: str
+    kind: str
+    module: str = ""
+    imported: str = ""
+    dead: bool = False
+    via_global: bool = False
+    node: ast.AST | None = None
+
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+class _Declarations:
+    """One walk over the statements (expressions are not entered): imports of the helper in any
+    scope, the module scope's imports and defs, and every ``def`` of the helper's name. Python's
+    scoping as far as these facts need it: a class body or a function binds its own names, unless
+    the function declares them ``global``; a block under ``if TYPE_CHECKING:`` never runs."""
+
+    def __init__(self, declares_global: bool) -> None:
+        self.declares_global = declares_global
+        self.helper_imports: list[tuple[str, str, bool]] = []  # local, module as written, dead
+        self.module: list[_Bound] = []
+        self.helper_defs: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+
+    def block(
+        self, statements: list[ast.stmt], *, in_function: bool, dead: bool, module_level: bool, globals_: frozenset[str]
+    ) -> None:
+        for stmt in statements:
+            self.statement(stmt, in_function=in_function, dead=dead, module_level=module_level, globals_=globals_)
+
+    def _binds_module(self, name: str, module_level: bool, in_function: bool, globals_: frozenset[str]) -> bool:
+        return module_level or in_function and name in globals_
+
+    def statement(
+        self, stmt: ast.stmt, *, in_function: bool, dead: bool, module_level: bool, globals_: frozenset[str]
+    ) -> None:
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                local = alias.asname or alias.name.split(".", 1)[0]
+                module = alias.name if alias.asname else alias.name.split(".", 1)[0]
+                if self._binds_module(local, module_level, in_function, globals_):
+                    self.module.append(_Bound(local, IMPORT, module, "", dead, not module_level))
+        elif isinstance(stmt, ast.ImportFrom):
+            module = "." * stmt.level + (stmt.module or "")
+            for alias in stmt.names:
+                if alias.name == "*":
+                    continue
+                local = alias.asname or alias.name
+                if alias.name == NAME:
+                    self.helper_imports.append((local, module, dead))
+                if self._binds_module(local, module_level, in_function, globals_):
+                    self.module.append(_Bound(local, IMPORT, module, alias.name, dead, not module_level))
+        elif isinstance(stmt, _FUNCTIONS):
+            if stmt.name == NAME:
+                self.helper_defs.append(stmt)
+            if self._binds_module(stmt.name, module_level, in_function, globals_):
+                self.module.append(_Bound(stmt.name, DEF, dead=dead, via_global=not module_level, node=stmt))
+            own = _declared_global(stmt.body) if self.declares_global else frozenset()
+            self.block(stmt.body, in_function=True, dead=dead, module_level=False, globals_=own)
+        elif isinstance(stmt, ast.ClassDef):
+            # A class body's own scope: `global` is not followed there (as the fixer's scope model).
+            self.block(stmt.body, in_function=False, dead=dead, module_level=False, globals_=frozenset())
+        else:
+            for body, body_dead in _bodies(stmt):
+                self.block(
+                    body, in_function=in_function, dead=dead or body_dead, module_level=module_level, globals_=globals_
+                )
+
+
+def _bodies(stmt: ast.stmt) -> list[tuple[list[ast.stmt], bool]]:
+    """The statement lists inside a compound statement, each with whether it never runs."""
+    if isinstance(stmt, ast.If):
+        return [(stmt.body, _is_dead_test(stmt.test)), (stmt.orelse, False)]
+    out: list[tuple[list[ast.stmt], bool]] = []
+    for attr in ("body", "orelse", "finalbody"):
+        body = getattr(stmt, attr, None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+            out.append((body, False))
+    for handler in getattr(stmt, "handlers", ()):
+        out.append((handler.body, False))
+    for case in getattr(stmt, "cases", ()):
+        out.append((case.body, False))
+    return out
+
+
+def _declared_global(body: list[ast.stmt]) -> frozenset[str]:
+    """Names a function declares ``global`` anywhere in its own body (not nested scopes)."""
+    names: set[str] = set()
+    stack = list(body)
     while stack:
-        scope = stack.pop()
-        yield scope
-        stack.extend(scope.children)
+        stmt = stack.pop()
+        if isinstance(stmt, ast.Global):
+            names.update(stmt.names)
+        elif not isinstance(stmt, (*_FUNCTIONS, ast.ClassDef)):
+            for sub, _ in _bodies(stmt):
+                stack.extend(sub)
+    return frozenset(names)
+
+
+def _calls(tree: ast.Module, text: str | None, helper_names: dict[str, str]) -> list[ast.Call]:
+    """Every call that may name the helper or pass ``pin_memory=``. With the source, only the
+    simple statements spanning a line that mentions one of them are walked (a call's name and
+    keywords lie within its statement's lines); compound statements' headers always are."""
+    if text is None:
+        return [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    needles = ("pin_memory", NAME, *helper_names)
+    rows = [i for i, line in enumerate(text.splitlines(), 1) if any(n in line for n in needles)]
+    if not rows:
+        return []
+    out: list[ast.Call] = []
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        compound = any(isinstance(v, list) and v and isinstance(v[0], ast.stmt) for _, v in ast.iter_fields(node))
+        if isinstance(node, ast.stmt) and not compound:
+            first, last = node.lineno, node.end_lineno or node.lineno
+            i = bisect.bisect_left(rows, first)
+            if i < len(rows) and rows[i] <= last:
+                out.extend(n for n in ast.walk(node) if isinstance(n, ast.Call))
+            continue
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
+                stack.append(child)
+            else:
+                out.extend(n for n in ast.walk(child) if isinstance(n, ast.Call))
+    return out
 
 
 def _is_helper_call(value: ast.expr, helper_names: dict[str, str]) -> bool:

@@ -31,12 +31,19 @@ from pinlint.fix.module_facts import (
     _MARKERS,
     _MAX_FILES,
     _MENTION,
+    NAME,
     SECONDARY_DIRS,
     ModuleFacts,
     Signature,
     module_facts,
 )
 from pinlint.safeio import MAX_SOURCE_BYTES, read_regular
+
+_HELPER_BYTES = NAME.encode()
+
+
+#: A file the run has read: size, mtime_ns, content digest ("" unknown), facts, module name.
+Known = tuple[int, int, str, "ModuleFacts | None", "str | None"]
 
 
 def find_root(config_root: Path, config_path: Path | None, paths: list[Path]) -> Path | None:
@@ -212,18 +219,26 @@ def facts_of_text(text: str, path: Path, root: Path | None) -> tuple[ModuleFacts
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     module, is_package = module_name(path, root)
-    return module_facts(tree, module, is_package), module
+    return module_facts(tree, module, is_package, text), module
 
 
 def _skip_dir(name: str, exclude: frozenset[str]) -> bool:
     return name.startswith(".") or name in exclude or name == "__pycache__"
 
 
-def scan(root: Path | None, *, cache_dir: Path | None, exclude: list[str]) -> Project:
-    """Read the facts of every Python file under ``root`` (cached)."""
+def scan(
+    root: Path | None,
+    *,
+    cache_dir: Path | None,
+    exclude: list[str],
+    known: dict[str, Known] | None = None,
+) -> Project:
+    """Read the facts of every Python file under ``root`` (cached). ``known``: files already read
+    (by absolute path), with their facts and module names; they are not read again."""
     project = Project(root, first_party=first_party_packages(root))
     if root is None:
         return project
+    known = known or {}
     cache = FactsCache(cache_dir)
     names = frozenset(e for e in exclude if not any(c in e for c in "*?[/"))
     count = 0
@@ -237,6 +252,13 @@ def scan(root: Path | None, *, cache_dir: Path | None, exclude: list[str]) -> Pr
                 cache.save()
                 return project
             path = os.path.join(directory, name)
+            if path in known:
+                size, mtime_ns, data_digest, facts, module = known[path]
+                if facts is not None:
+                    project.add(Path(path), facts, module)
+                if data_digest and cache.get(path, size, mtime_ns) is False:
+                    cache.put(path, size, mtime_ns, data_digest, facts)  # for later one-file runs
+                continue
             try:
                 info = os.stat(path)
             except OSError:
@@ -255,7 +277,7 @@ def scan(root: Path | None, *, cache_dir: Path | None, exclude: list[str]) -> Pr
                 continue
             facts: ModuleFacts | None = None
             module = None
-            if _MENTION.search(data):
+            if (b"pin_memory" in data or _HELPER_BYTES in data) and _MENTION.search(data):
                 try:
                     text = data.decode("utf-8")
                 except UnicodeDecodeError:

@@ -115,7 +115,9 @@ def _is_dead_test(test: ast.expr) -> bool:
 
 
 class _Builder(ast.NodeVisitor):
-    def __init__(self, module: Scope) -> None:
+    def __init__(self, module: Scope, declarations: bool = True) -> None:
+        #: False when the source has no ``global``/``nonlocal``: no body needs pre-scanning for them.
+        self.declarations = declarations
         self.scope = module
         self.module = module
         self.conditional = 0
@@ -208,7 +210,7 @@ class _Builder(ast.NodeVisitor):
             if a is not None:
                 child.bind(a.arg, Binding(PARAM, a.lineno))
         # `global`/`nonlocal` apply to the whole body, wherever they are written.
-        for sub in own_nodes(body):
+        for sub in own_nodes(body) if self.declarations else ():
             if isinstance(sub, ast.Global):
                 child.globals.update(sub.names)
             elif isinstance(sub, ast.Nonlocal):
@@ -308,10 +310,12 @@ class _Builder(ast.NodeVisitor):
 class FileScopes:
     """The scopes of one parsed file."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, text: str | None = None) -> None:
+        """``text``, the source, when known: a file without ``global``/``nonlocal`` is walked once."""
         self.tree = tree
         self.module = Scope("module", "<module>", None)
-        _Builder(self.module).visit(tree)
+        declarations = text is None or "global" in text or "nonlocal" in text
+        _Builder(self.module, declarations).visit(tree)
 
     def innermost(self, pos: tuple[int, int]) -> Scope:
         scope = self.module
