@@ -24,7 +24,7 @@ from pinlint.analysis.names import FileNames
 from pinlint.analysis.parse import parse
 from pinlint.analysis.positions import Positions
 from pinlint.analysis.scopes import iter_statements
-from pinlint.analysis.triage import Segment, enclosing_def, segment_for, segment_text
+from pinlint.analysis.triage import EnclosingDefs, Segment, segment_for, segment_text
 from pinlint.analysis.values import Kind, Value
 
 if TYPE_CHECKING:
@@ -66,7 +66,12 @@ class FileSummaries:
         self._classes: list[ClassRange] | None = None
         self.depth = 0
         self._attribute_memo: dict[tuple[str, str], list[int] | None] = {}
-        self._function_memo: dict[str, list[int]] = {}
+        self._enclosing: EnclosingDefs | None = None
+        #: One text scan each, on first need: def name -> [(0-based line, indented)]; attribute
+        #: -> lines of ``self.<attr> = ...``; names declared at class level (``x: int``).
+        self._def_index: dict[str, list[tuple[int, bool]]] | None = None
+        self._assign_index: dict[str, list[int]] | None = None
+        self._declared: set[str] | None = None
         self._family_memo: dict[str, list[ClassRange] | None] = {}
         self._indirect: bool | None = None
         self._line_starts: list[int] | None = None
@@ -90,7 +95,7 @@ class FileSummaries:
                 line = self.line_of(match.start())
                 if re.match(r"[ \t]*(?:async[ \t]+)?def[ \t]", self.lines[line]):
                     continue  # the definition itself
-                start = enclosing_def(self.lines, line)
+                start = self.enclosing_def(line)
                 if start is None or start in self._parsed or start in found:
                     continue
                 if any(first <= start < end for first, end in covered):
@@ -217,12 +222,10 @@ class FileSummaries:
         family = self._family(class_name)
         if family is None or not attr.isidentifier() or self._sets_indirectly():
             found = None  # set in ways the scan below does not see
-        elif re.search(rf"^[ \t]+{re.escape(attr)}[ \t]*:[^=\n]*$", self.text, re.M):
+        elif attr in self._declared_names():
             found = None  # declared at class level (a dataclass field): filled by whoever calls
         else:
-            pattern = re.compile(rf"^[ \t]*self\.{re.escape(attr)}[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
-            for match in pattern.finditer(self.text):
-                line = self.line_of(match.start())
+            for line in self._assignments().get(attr, ()):
                 if not any(c.start < line < c.end for c in family):
                     continue  # another class's attribute of the same name
                 if any(c.start < line < c.end and c.indent > _class_indent(family, line) for c in self.classes()):
@@ -230,6 +233,23 @@ class FileSummaries:
                 found.append(line)
         self._attribute_memo[memo_key] = found
         return found
+
+    def enclosing_def(self, line: int) -> int | None:
+        if self._enclosing is None:
+            self._enclosing = EnclosingDefs(self.lines)
+        return self._enclosing.of(line)
+
+    def _declared_names(self) -> set[str]:
+        if self._declared is None:
+            self._declared = set(_CLASS_LEVEL_DECLARATION.findall(self.text))
+        return self._declared
+
+    def _assignments(self) -> dict[str, list[int]]:
+        if self._assign_index is None:
+            self._assign_index = {}
+            for match in _SELF_ASSIGNMENT.finditer(self.text):
+                self._assign_index.setdefault(match.group(1), []).append(self.line_of(match.start()))
+        return self._assign_index
 
     def _sets_indirectly(self) -> bool:
         if self._indirect is None:
@@ -246,7 +266,7 @@ class FileSummaries:
         return bisect.bisect_right(self._line_starts, offset) - 1
 
     def _assigned(self, line: int, key: str, evaluator: Evaluator) -> Value | None:
-        start = enclosing_def(self.lines, line)
+        start = self.enclosing_def(line)
         if start is None:
             return None  # at class level: not a method's assignment
         current = getattr(evaluator, "segment_start", None)
@@ -282,14 +302,14 @@ class FileSummaries:
                 return None, local
             if func.value in evaluator.env:
                 return None  # a local or parameter named like a function
-            starts = self._defs(rf"^(?:async[ \t]+)?def[ \t]+{re.escape(func.value)}[ \t]*\(")
+            starts = [line for line, indented in self._defs(func.value) if not indented]
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
             class_name = getattr(evaluator, "class_name", None)
             family = self._family(class_name) if class_name else None
             if family is None:
                 return None
-            pattern = rf"^[ \t]+(?:async[ \t]+)?def[ \t]+{re.escape(func.attr.value)}[ \t]*\("
-            starts = [line for line in self._defs(pattern) if any(c.start < line < c.end for c in family)]
+            methods = [line for line, indented in self._defs(func.attr.value) if indented]
+            starts = [line for line in methods if any(c.start < line < c.end for c in family)]
         else:
             return None
         if len(starts) != 1:
@@ -300,11 +320,14 @@ class FileSummaries:
         top = next((s for s in parsed.module.body if isinstance(s, cst.FunctionDef)), None)
         return (parsed, top) if top is not None else None
 
-    def _defs(self, pattern: str) -> list[int]:
-        """0-based lines matching a ``def`` pattern (memoised text scan)."""
-        if pattern not in self._function_memo:
-            self._function_memo[pattern] = [self.line_of(m.start()) for m in re.finditer(pattern, self.text, re.M)]
-        return self._function_memo[pattern]
+    def _defs(self, name: str) -> list[tuple[int, bool]]:
+        """(0-based line, indented) of each ``def <name>(`` (all defs found in one text scan)."""
+        if self._def_index is None:
+            self._def_index = {}
+            for match in _DEF_LINE.finditer(self.text):
+                entry = (self.line_of(match.start()), bool(match.group(1)))
+                self._def_index.setdefault(match.group(2), []).append(entry)
+        return self._def_index.get(name, [])
 
     def _interpreter_of(
         self, parsed: Parsed | None, function: cst.FunctionDef, evaluator: Evaluator
@@ -363,6 +386,11 @@ class FileSummaries:
         if parsed.positions is None:
             parsed.positions = Positions(parsed.module, parsed.segment, self.lines, parsed.source)
         return parsed.positions
+
+
+_DEF_LINE = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.M)
+_SELF_ASSIGNMENT = re.compile(r"^[ \t]*self\.(\w+)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
+_CLASS_LEVEL_DECLARATION = re.compile(r"^[ \t]+(\w+)[ \t]*:[^=\n]*$", re.M)
 
 
 def argument_for(function: cst.FunctionDef, call: cst.Call, name: str) -> cst.BaseExpression | None:

@@ -119,6 +119,44 @@ def enclosing_def(lines: list[str], hit: int) -> int | None:
     return found
 
 
+#: The lines that can end ``enclosing_def``'s upward walk: a ``def`` (group 1: its indent), or
+#: code at column 0 (not blank, not a comment, not a closing bracket).
+_WALK_STOPS = re.compile(r"^(?:([ \t]*)(?:async[ \t]+)?def[ \t]|(?=[^ \t\n#)\]}])(?!\s*$))", re.M)
+
+
+class EnclosingDefs:
+    """``enclosing_def`` for many lines of one file: the defs and column-0 statements are found
+    once (one regex pass), and each query walks those alone instead of every line above it."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        text = "".join(lines)
+        starts = list(itertools.accumulate((len(line) for line in lines), initial=0))
+        self.rows: list[int] = []
+        #: The def's indent, or -1 for a column-0 statement.
+        self.indents: list[int] = []
+        for match in _WALK_STOPS.finditer(text):
+            indent = match.group(1)
+            self.rows.append(bisect.bisect_right(starts, match.start()) - 1)
+            self.indents.append(len(indent) if indent is not None else -1)
+
+    def of(self, hit: int) -> int | None:
+        bound = _indent_of(self.lines[hit])
+        if bound == 0:
+            return None  # nothing above is less indented: module level
+        found: int | None = None
+        for k in range(bisect.bisect_left(self.rows, hit) - 1, -1, -1):
+            indent = self.indents[k]
+            if indent < 0:
+                break  # a module-level statement (class, if, ...) closes the search
+            if indent >= bound:
+                continue
+            found, bound = self.rows[k], indent
+            if indent == 0:
+                break
+        return found
+
+
 _MAX_HEADER_LINES = 500
 
 
