@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pinlint import catalog, lint, noqa, runner, source
 from pinlint.config import Config
-from pinlint.core.diagnostics import Applicability, Diagnostic, Edit, Fix
+from pinlint.core.diagnostics import Applicability, Diagnostic, Edit, Fix, Location
 from pinlint.core.results import (
     AnalysisSettings,
     FileAnalysis,
@@ -23,7 +23,7 @@ from pinlint.core.results import (
     FixPlan,
     Timings,
 )
-from pinlint.core.syntax import cpython_location, syntax_error_diagnostic
+from pinlint.core.syntax import cpython_location, located_diagnostic, syntax_error_diagnostic
 from pinlint.core.text import digest
 from pinlint.fix.apply import unified_diff
 from pinlint.fix.helper import ConfiguredHelper, FileContext, HelperChoice, HelperResolver
@@ -265,12 +265,18 @@ def run_check(
             continue
         _note_budget(run, result.path, result.analysis)
         diagnostics = builder.diagnostics(Path(result.path), result.analysis)
+        rewritten = False
         if (options.fix or options.diff) and any(d.fix for d in diagnostics):
             diagnostics = _fix_file(Path(result.path), result, diagnostics, settings, builder, options, run)
-        if result.analysis.findings:
-            # Only the functions that could hold a finding were parsed: a file with findings is
-            # compiled whole, so that a syntax error elsewhere in it is reported too.
-            diagnostics.extend(_unparsable(Path(result.path), None))
+            rewritten = options.fix
+        if rewritten and result.analysis.findings:
+            diagnostics.extend(_unparsable(Path(result.path), None))  # where the error is now
+        elif result.analysis.compile_error is not None:
+            # Found by the worker: a file with findings is compiled whole, so that a syntax
+            # error outside the functions that were parsed is reported too.
+            row, column, end_row, end_column, message = result.analysis.compile_error
+            where, end = Location(row, column), Location(end_row, end_column)
+            diagnostics.append(located_diagnostic(str(Path(result.path)), where, end, message))
         run.diagnostics.extend(diagnostics)
     run.diagnostics.sort(key=lambda d: d.sort_key())
     _apply_profile(run, config, options)

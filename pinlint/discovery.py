@@ -42,8 +42,12 @@ class _GlobRule:
         ]
         if not anchored:
             self.parts.insert(0, None)  # `name` matches at any depth: `**/name`
+        #: `**/name` (most patterns: `*.pyc`, `build`): only the last segment decides.
+        self.last_only = self.parts[1] if len(self.parts) == 2 and self.parts[0] is None else None
 
     def match(self, relative: str) -> bool:
+        if self.last_only is not None:
+            return self.last_only.fullmatch(relative.rsplit("/", 1)[-1]) is not None
         segments = relative.split("/")
         parts = self.parts
         memo: dict[tuple[int, int], bool] = {}
@@ -81,6 +85,7 @@ class GitIgnore:
 
     def __init__(self, base: Path, lines: list[str]) -> None:
         self.base = base
+        self.base_text = str(base).rstrip(os.sep) + os.sep
         self.rules: list[tuple[_GlobRule, bool, bool]] = []  # (matcher, negated, dir_only)
         for raw in lines[: self.MAX_PATTERNS]:
             line = raw.rstrip("\n").rstrip("\r")
@@ -269,11 +274,15 @@ def _walk(
 
 def _ignored(path: Path, is_dir: bool, ignores: list[GitIgnore]) -> bool:
     verdict = False
+    text = str(path)
     for ignore in ignores:
-        try:
-            relative = path.relative_to(ignore.base).as_posix()
-        except ValueError:
+        # A string prefix, not `Path.relative_to` (the walk's paths extend the bases as given).
+        base = ignore.base_text
+        if not text.startswith(base):
             continue
+        relative = text[len(base) :]
+        if os.sep != "/":
+            relative = relative.replace(os.sep, "/")
         match = ignore.match(relative, is_dir)
         if match is not None:
             verdict = match

@@ -121,6 +121,9 @@ class FileAnalysis:
     #: dotted module name under the project root: computed by the worker that read the file.
     project_facts: ModuleFacts | None = None
     module: str | None = None
+    #: For a file with findings: CPython's first syntax error elsewhere in it (row, column,
+    #: end row, end column, message), or None when CPython compiles it.
+    compile_error: tuple[int, int, int, int, str] | None = None
 
 
 #: The result of a file that holds nothing for pinlint (shared: results are never mutated).

@@ -41,6 +41,15 @@ def cpython_location(text: str, filename: str) -> tuple[Location, Location, str]
     return None
 
 
+def compile_error(text: str, filename: str) -> tuple[int, int, int, int, str] | None:
+    """``cpython_location`` as plain data (a worker computes it; the result is cached)."""
+    located = cpython_location(text, filename)
+    if located is None:
+        return None
+    start, end, message = located
+    return start.row, start.column, end.row, end.column, message
+
+
 def syntax_error_diagnostic(filename: str, text: str | None, fallback: tuple[int, int, str]) -> Diagnostic:
     """The PIN000 finding for ``filename``; ``fallback`` is (row, column, message) of pinlint's
     own parser, used when CPython accepts the text or the text could not be read."""
@@ -51,6 +60,10 @@ def syntax_error_diagnostic(filename: str, text: str | None, fallback: tuple[int
         message = f"SyntaxError: {message}" if not message.startswith("SyntaxError") else message
     else:
         start, end, message = located
+    return located_diagnostic(filename, start, end, message)
+
+
+def located_diagnostic(filename: str, start: Location, end: Location, message: str) -> Diagnostic:
     return Diagnostic(
         code=CODE,
         name=NAME,
