@@ -364,11 +364,24 @@ class ConfigResolver:
         self._by_directory: dict[Path, Path | None] = {}
         self._roots: list[Path] = []
         self._resolved: dict[Path, Path] = {}
+        self._by_directory_text: dict[str, Config] = {}
 
     def for_file(self, file: Path) -> Config:
         if self.explicit:
             return self.base
-        found = self._nearest(file.absolute().parent)
+        # Discovery's paths are absolute: their directory's text is the memo key (no Path work
+        # for the thousands of files of a directory already seen).
+        text = str(file)
+        directory_text = os.path.dirname(text) if file.is_absolute() else None
+        if directory_text is not None and directory_text in self._by_directory_text:
+            return self._by_directory_text[directory_text]
+        config = self._for_directory(file.absolute().parent)
+        if directory_text is not None:
+            self._by_directory_text[directory_text] = config
+        return config
+
+    def _for_directory(self, directory: Path) -> Config:
+        found = self._nearest(directory)
         if found is None:
             return self.base
         if found not in self._resolved:

@@ -241,7 +241,6 @@ def _walk(
             continue
         subdirs = []
         for entry in entries:
-            path = Path(entry.path)
             try:
                 is_symlink = entry.is_symlink()
                 is_dir = entry.is_dir(follow_symlinks=False)
@@ -249,13 +248,16 @@ def _walk(
             except OSError as exc:
                 result.problems.append((entry.path, str(exc)))
                 continue
+            if not is_dir and not entry.name.endswith(".py"):
+                continue  # neither walked nor checked: no need to ask whether it is excluded
+            path = Path(entry.path)
             if excluder.excluded(path):
                 continue
             if respect_gitignore and _ignored(path, is_dir, local):
                 continue
             if is_dir:
                 subdirs.append(path)
-            elif entry.name.endswith(".py"):
+            else:
                 if is_symlink and not path.exists():
                     result.problems.append((entry.path, "broken symbolic link"))
                     continue
