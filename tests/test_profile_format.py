@@ -199,6 +199,22 @@ def test_check_ranks_and_annotates(project: Path) -> None:
     assert "1 finding not shown" in hot.stderr
 
 
+def test_every_text_format_shows_the_count(project: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    github = check("--profile", "p.json", "--output-format", "github", "hot.py").stdout.splitlines()
+    assert github[0].startswith("::error ") and "PIN001" in github[0]
+    assert "(ran 40,960 times, 3.1 MB)" in github[0] and "(did not run)" in github[1]
+    gitlab = json.loads(check("--profile", "p.json", "--output-format", "gitlab", "hot.py").stdout)
+    assert sorted(d["description"].rsplit("(", 1)[1] for d in gitlab) == ["did not run)", "ran 40,960 times, 3.1 MB)"]
+    junit = ET.fromstring(check("--profile", "p.json", "--output-format", "junit", "hot.py").stdout)
+    failures = sorted(f.get("message", "").rsplit("(", 1)[1] for f in junit.iter("failure"))
+    assert failures == ["did not run)", "ran 40,960 times, 3.1 MB)"]
+    # Without a profile the messages carry no count.
+    plain = check("--output-format", "github", "hot.py").stdout
+    assert "ran " not in plain and "did not run" not in plain
+
+
 def test_json_is_unchanged_without_a_profile(project: Path) -> None:
     data = json.loads(check("--output-format", "json", "hot.py").stdout)
     assert all("profile" not in d for d in data)

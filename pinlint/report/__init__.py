@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pinlint.core.diagnostics import Diagnostic
 
 
 @dataclass(frozen=True)
@@ -17,6 +21,16 @@ class ReportContext:
     version: str
     #: Codes of the rules that were selected for this run (SARIF lists them).
     selected_codes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def profile_suffix(d: Diagnostic) -> str:
+    """`` (ran 40,960 times, 3.1 MB)`` when ``check --profile`` counted the site, else ""
+    (every text format shows it after the message)."""
+    if d.profile is None:
+        return ""
+    from pinlint.profile import finding_note
+
+    return f" ({finding_note(d.profile)})"
 
 
 FORMATS: tuple[str, ...] = ("full", "concise", "json", "json-lines", "github", "sarif", "gitlab", "junit")

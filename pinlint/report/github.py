@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from pinlint.baseline import relative_posix_path
 from pinlint.core.diagnostics import Diagnostic
-from pinlint.report import ReportContext
+from pinlint.report import ReportContext, profile_suffix
 from pinlint.report.json_format import sorted_diagnostics
 
 
@@ -49,7 +49,7 @@ def format_annotation(diag: Diagnostic, ctx: ReportContext, level: str = "error"
         f"file={escape_property(path)}",
     ]
     properties += _position_properties(diag)
-    message = f"{path}:{diag.location.row}:{diag.location.column}: {diag.code} {diag.message}"
+    message = f"{path}:{diag.location.row}:{diag.location.column}: {diag.code} {diag.message}{profile_suffix(diag)}"
     help_text = diag.fix.explained_message if diag.fix is not None else diag.fix_note
     if help_text:
         message += f"\n  help: {help_text}"

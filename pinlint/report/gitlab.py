@@ -14,7 +14,7 @@ from typing import Any
 
 from pinlint.baseline import assign_fingerprints, relative_posix_path
 from pinlint.core.diagnostics import Diagnostic
-from pinlint.report import ReportContext
+from pinlint.report import ReportContext, profile_suffix
 from pinlint.report.json_format import sorted_diagnostics
 from pinlint.safeio import json_text
 
@@ -25,7 +25,7 @@ def build(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> list[dict[st
     for diag, fp in zip(ordered, assign_fingerprints(ordered, ctx.root)):
         report.append(
             {
-                "description": f"{diag.code}: {diag.message}",
+                "description": f"{diag.code}: {diag.message}{profile_suffix(diag)}",
                 "check_name": diag.code,
                 "fingerprint": fp,
                 "severity": "major",

@@ -13,6 +13,7 @@ from pathlib import Path
 from pinlint.core.diagnostics import Applicability, Diagnostic
 from pinlint.core.text import split_lines
 from pinlint.fix.apply import apply_edits
+from pinlint.report import profile_suffix
 from pinlint.safeio import printable
 
 
@@ -40,19 +41,10 @@ def render_concise(diagnostics: Sequence[Diagnostic], root: Path, unsafe_fixes: 
         # File names and messages come from the repository: no terminal escapes (safeio).
         lines.append(
             printable(
-                f"{display_path(d.filename, root)}:{d.location.row}:{d.location.column}: {d.code}{_marker(d, unsafe_fixes)} {d.message}{_profile_suffix(d)}"
+                f"{display_path(d.filename, root)}:{d.location.row}:{d.location.column}: {d.code}{_marker(d, unsafe_fixes)} {d.message}{profile_suffix(d)}"
             )
         )
     return "\n".join(lines) + ("\n" if lines else "")
-
-
-def _profile_suffix(d: Diagnostic) -> str:
-    """`` (ran 40,960 times, 3.1 MB)`` when ``check --profile`` counted the site."""
-    if d.profile is None:
-        return ""
-    from pinlint.profile import finding_note
-
-    return f" ({finding_note(d.profile)})"
 
 
 def _read_lines(filename: str, cache: dict[str, list[str]], sources: dict[str, str] | None) -> list[str]:

@@ -15,7 +15,7 @@ from pathlib import PurePosixPath
 
 from pinlint.baseline import relative_posix_path
 from pinlint.core.diagnostics import Diagnostic
-from pinlint.report import ReportContext
+from pinlint.report import ReportContext, profile_suffix
 from pinlint.report.json_format import sorted_diagnostics
 
 # Characters XML 1.0 cannot hold even escaped; a control character copied from source into a
@@ -82,8 +82,9 @@ def build(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> ET.Element:
                     "column": str(diag.location.column),
                 },
             )
-            failure = ET.SubElement(case, "failure", {"message": _clean(diag.message)})
-            text = f"line {diag.location.row}, col {diag.location.column}, {diag.message}"
+            message = diag.message + profile_suffix(diag)
+            failure = ET.SubElement(case, "failure", {"message": _clean(message)})
+            text = f"line {diag.location.row}, col {diag.location.column}, {message}"
             # ruff appends the fix title after a blank line.
             help_text = diag.fix.message if diag.fix is not None else diag.fix_note
             if help_text:
