@@ -16,7 +16,7 @@ import bisect
 import itertools
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from pinlint.core.text import split_lines
 
@@ -158,6 +158,8 @@ class EnclosingDefs:
 
 
 _MAX_HEADER_LINES = 500
+#: Above this many trigger lines, ``_segments`` indexes the file's defs first.
+_INDEX_ABOVE = 8
 
 
 def _header_end(lines: list[str], start: int) -> int:
@@ -218,10 +220,13 @@ def _segments(text: str, triggers: Triggers, lines: list[str] | None, *, module_
     lines = split_lines(text) if lines is None else lines
     segments: dict[int, Segment] = {}
     covered_until = -1
-    for index in _hit_lines(text, lines, triggers):
+    hits = _hit_lines(text, lines, triggers)
+    # Many hits (PIN003's `device=` lines): find the defs once rather than walk up from each.
+    enclosing = EnclosingDefs(lines).of if len(hits) > _INDEX_ABOVE else partial(enclosing_def, lines)
+    for index in hits:
         if index < covered_until:
             continue
-        start = enclosing_def(lines, index)
+        start = enclosing(index)
         if start is None:
             if module_level:
                 # A copy at module or class level: no function to cut out, parse everything.
