@@ -91,12 +91,18 @@ def copied_to_host(ctx: D2HContext, call: cst.Call, receiver: Value) -> Value:
     return frozenset({copy.marker})
 
 
-def copied_into_host(ctx: D2HContext, call: cst.Call, receiver_node: cst.BaseExpression, source: Value) -> None:
+def copied_into_host(
+    ctx: D2HContext, call: cst.Call, receiver_node: cst.BaseExpression, receiver: Value, source: Value
+) -> None:
     """``host.copy_(src, non_blocking=True)`` with a provably host destination."""
     if not ctx.events.wants_d2h:
         return
     if is_host(source) or kinds(source) <= {Kind.PYDATA, Kind.NUMPY}:
         return  # host to host: a plain memcpy, done when copy_ returns
+    if not all(o.kind is Kind.PINNED or o.what == MARK for o in receiver):
+        # Into pageable (or not provably pinned) memory CUDA returns only once the copy is done:
+        # nothing is left in flight (and the copy waits for the stream: a synchronisation).
+        return
     key = dotted(strip_views(receiver_node))
     if key is None:
         return  # a destination we could not name again at a read
