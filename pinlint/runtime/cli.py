@@ -281,7 +281,7 @@ def trace_command(
             "pinlint trace: hint: the program needs CUDA and this machine has none; rerun with --simulate-cuda",
             err=True,
         )
-    elif report.total == 0:
+    elif report.total == 0 and report.d2h_total == 0:
         hint = "" if simulate_cuda else " (on a machine without CUDA, add --simulate-cuda)"
         click.echo(f"pinlint trace: warning: no H2D transfer was observed{hint}", err=True)
     click.echo(f"pinlint trace: program exited with status {status}", err=True)

@@ -327,6 +327,8 @@ class Report:
         """One line: what was seen, by entry point, and the blind spots hit."""
         apis = ", ".join(f"{api} x{n}" for api, n in sorted(self.by_api().items()))
         line = f"observed {self.total} H2D transfer(s)" + (f" ({apis})" if apis else "")
+        if self.d2h_total:
+            line += f" and {self.d2h_total} non_blocking D2H copy(ies)"
         blind = sum(self.unclassified.values())
         if blind:
             kinds = ", ".join(f"{k} x{n}" for k, n in sorted(self.unclassified.items()))
