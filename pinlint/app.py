@@ -135,7 +135,7 @@ class DiagnosticBuilder:
                 continue
             if not self.options.ignore_noqa and noqa.suppresses(finding.noqa_codes, finding.code):
                 continue
-            if finding.fix_plan is not None and context is None:
+            if finding.fix_plan is not None and finding.fix_plan.needs_helper and context is None:
                 context = self._context(path, text)
             out.append(self._diagnostic(path, finding, context))
         return out
@@ -160,7 +160,9 @@ class DiagnosticBuilder:
         fix: Fix | None = None
         note = finding.fix_note
         plan = finding.fix_plan
-        if plan is not None and isinstance(context, str):
+        if plan is not None and not plan.needs_helper:
+            fix = _planned_fix(plan)  # no helper to resolve: the planned edits are the fix
+        elif plan is not None and isinstance(context, str):
             note = context
         elif plan is not None and context is not None:
             choice = self._choice(finding, context)
@@ -214,6 +216,16 @@ class DiagnosticBuilder:
             unsafe_reason="; ".join(reasons) if applicability < Applicability.SAFE else "",
         )
         return fix, note
+
+
+def _planned_fix(plan: FixPlan) -> Fix:
+    """The fix of a plan without a helper hole, as planned."""
+    edits = sorted(
+        (Edit(e.content(""), e.location, e.end_location) for e in plan.edits),
+        key=lambda e: (e.location, e.end_location),
+    )
+    unsafe_reason = plan.unsafe_reason if plan.applicability < Applicability.SAFE else ""
+    return Fix(plan.applicability, plan.title, tuple(edits), unsafe_reason=unsafe_reason)
 
 
 def run_check(

@@ -68,6 +68,9 @@ class RuleDoc:
         if instead is not None:
             note = " (the fix's output)" if bad.fixed is not None else ""
             parts += [f"Use instead{note}:", "```python", instead.strip("\n"), "```", ""]
+        if bad.fixed is not None and good is not None:
+            # An unsafe fix's output is one remedy; the documented good example is the other.
+            parts += ["Or, by hand:", "```python", good.code.strip("\n"), "```", ""]
         return parts
 
     def to_markdown(self) -> str:

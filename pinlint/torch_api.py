@@ -260,6 +260,28 @@ RUNTIME_UNPINNABLE_METHODS: frozenset[str] = frozenset({"new_tensor"})
 #: device this is a *blocking* pageable H2D copy (``tensor_new.cpp`` calls ``.to(device)``), the
 #: pattern of PIN003.
 RUNTIME_DATA_TO_DEVICE_FACTORIES: frozenset[str] = frozenset({"tensor", "as_tensor", "asarray"})
+#: PIN004 at run time: ``Tensor.<name>`` methods that turn a tensor's data into Python values (or
+#: text). On a pending device-to-host destination they are host reads; on a device tensor they wait
+#: for the stream. ``.numpy()`` and iteration make views (as for ``pinlint check``): not reads.
+RUNTIME_D2H_READING_METHODS: frozenset[str] = frozenset(
+    {
+        "tolist",
+        "item",
+        "__bool__",
+        "__int__",
+        "__float__",
+        "__index__",
+        "__complex__",
+        "__repr__",
+        "__format__",
+        "__contains__",
+        "equal",
+        "allclose",
+        "is_nonzero",
+    }
+)
+#: ``torch.<name>`` functions that answer a Python value from the data of their tensor arguments.
+RUNTIME_D2H_READING_FUNCTIONS: frozenset[str] = frozenset({"equal", "allclose", "is_nonzero"})
 #: Substrings of the errors a build without a pinned allocator raises for ``pin_memory=True`` and
 #: ``.pin_memory()`` (measured on 2.13.0+cpu). Simulation replaces only
 #: these errors with a simulated pin, so PyTorch's other validation ("Can't pin tensor constructed
@@ -324,6 +346,67 @@ D2H_VIEW_BUILTINS = frozenset({"list", "tuple"})
 #: Host-tensor methods that read the data into Python. ``.numpy()`` is not one: it returns a view
 #: of the same memory (vLLM's ``async_copy_to_np`` reads it after an event), as iteration does.
 D2H_READING_METHODS = frozenset({"tolist", "item", "__bool__", "__int__", "__float__", "__index__"})
+#: Host-tensor methods that compute from the tensor's data at once: on a pending device-to-host
+#: destination, a host read (the CPU kernel reads memory the copy may not have written yet). Not
+#: among them: views, casts (``.float()`` of a float tensor is the tensor itself), writes
+#: (``.fill_()``), copies to a device (ordered after the copy on the stream), metadata.
+D2H_HOST_COMPUTING_METHODS = frozenset(
+    {
+        "clone",
+        "cumsum",
+        "cumprod",
+        "repeat",
+        "repeat_interleave",
+        "masked_fill",
+        "add",
+        "sub",
+        "mul",
+        "div",
+        "neg",
+        "abs",
+        "clamp",
+        "index_select",
+        "gather",
+        "roll",
+        "flip",
+        "sort",
+        "argsort",
+        "topk",
+        "sum",
+        "mean",
+        "prod",
+        "max",
+        "min",
+        "any",
+        "all",
+        "argmax",
+        "argmin",
+        "eq",
+        "ne",
+        "lt",
+        "le",
+        "gt",
+        "ge",
+        "nonzero",
+        "unique",
+        "norm",
+        "softmax",
+        "log_softmax",
+        "exp",
+        "log",
+        "sqrt",
+        "pow",
+        "matmul",
+        "mm",
+        "bmm",
+        "add_",
+        "sub_",
+        "mul_",
+        "div_",
+    }
+)
+#: ``torch.<name>()`` functions that compute from their tensor arguments' data (on the host: reads).
+D2H_HOST_COMPUTING_FUNCTIONS = COMBINING_FUNCTIONS - {"flatten"}
 #: numpy functions that copy their argument's data (``np.asarray`` makes a view: not a read).
 D2H_NUMPY_COPIES = frozenset({"array", "concatenate", "stack", "cumsum", "repeat"})
 #: Methods that only enqueue work or bookkeeping on a stream: they never block the host

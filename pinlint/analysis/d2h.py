@@ -47,6 +47,7 @@ class D2HContext(Protocol):
     events: EventSink
     names: ScopeNames
     statement: cst.CSTNode
+    truth_test: cst.CSTNode | None
 
     def value_of(self, node: cst.BaseExpression) -> Value: ...
 
@@ -91,12 +92,18 @@ def copied_to_host(ctx: D2HContext, call: cst.Call, receiver: Value) -> Value:
     return frozenset({copy.marker})
 
 
-def copied_into_host(ctx: D2HContext, call: cst.Call, receiver_node: cst.BaseExpression, source: Value) -> None:
+def copied_into_host(
+    ctx: D2HContext, call: cst.Call, receiver_node: cst.BaseExpression, receiver: Value, source: Value
+) -> None:
     """``host.copy_(src, non_blocking=True)`` with a provably host destination."""
     if not ctx.events.wants_d2h:
         return
     if is_host(source) or kinds(source) <= {Kind.PYDATA, Kind.NUMPY}:
         return  # host to host: a plain memcpy, done when copy_ returns
+    if not all(o.kind is Kind.PINNED or o.what == MARK for o in receiver):
+        # Into pageable (or not provably pinned) memory CUDA returns only once the copy is done:
+        # nothing is left in flight (and the copy waits for the stream: a synchronisation).
+        return
     key = dotted(strip_views(receiver_node))
     if key is None:
         return  # a destination we could not name again at a read
@@ -156,6 +163,19 @@ def _report(ctx: D2HContext, node: cst.BaseExpression, how: str, copies: list[D2
         events.add(event, key)
 
 
+def computed(ctx: D2HContext, node: cst.BinaryOperation | cst.Comparison | cst.UnaryOperation) -> None:
+    """Arithmetic or a comparison (already evaluated): on a host tensor the CPU computes it at once,
+    reading the data. A comparison that is itself a truth test is reported as one (by the caller)."""
+    if not ctx.events.wants_d2h or not _pending(ctx):
+        return
+    if isinstance(node, cst.Comparison):
+        if node is ctx.statement or node is ctx.truth_test:
+            return  # `if cpu[0] > 0:`: the test's own read follows, as "a truth test"
+        read(ctx, node, "a comparison")
+    else:
+        read(ctx, node, "arithmetic")
+
+
 def read(ctx: D2HContext, node: cst.BaseExpression, how: str) -> None:
     """``node`` (already evaluated) is read on the host: a truth test, a conversion, iteration."""
     if not ctx.events.wants_d2h or not _pending(ctx):
@@ -175,10 +195,20 @@ def after_call(ctx: D2HContext, call: cst.Call) -> None:
     if id(call) in _copies(ctx):
         return  # the non_blocking copy itself
     func = call.func
-    if isinstance(func, cst.Attribute) and func.attr.value in torch_api.D2H_READING_METHODS:
+    torch_name = ctx.names.torch_function(func)
+    if isinstance(func, cst.Attribute) and (
+        func.attr.value in torch_api.D2H_READING_METHODS or func.attr.value in torch_api.D2H_HOST_COMPUTING_METHODS
+    ):
         copies = _read_copies(ctx, func.value)
         if copies:
             _report(ctx, func.value, f"`.{func.attr.value}()`", copies)
+    elif torch_name in torch_api.D2H_HOST_COMPUTING_FUNCTIONS:
+        # `torch.cat([cpu, other])`: the host kernel reads every tensor it is given.
+        for arg in call.args:
+            elements = arg.value.elements if isinstance(arg.value, (cst.List, cst.Tuple)) else [arg.value]
+            for element in elements:
+                node = element.value if isinstance(element, cst.BaseElement) else element
+                read(ctx, node, f"`torch.{torch_name}()`")
     elif isinstance(func, cst.Name) and func.value in torch_api.D2H_READING_BUILTINS and func.value not in ctx.env:
         for arg in call.args:
             read(ctx, arg.value, f"`{func.value}()`")

@@ -117,6 +117,8 @@ class Evaluator:
         #: device expression is not rebound between the construction and the copy).
         self.bindings: dict[str, list[cst.CSTNode]] = {}
         self.statement: cst.CSTNode = scope
+        #: The test of the conditional expression being evaluated (PIN004 reads it as a truth test).
+        self.truth_test: cst.CSTNode | None = None
         #: Inside ``with torch.device(...)``, or a file that calls ``set_default_device``:
         #: factories without ``device=`` may allocate on an accelerator.
         self.default_device_unknown = names.sets_default_device
@@ -257,19 +259,25 @@ class Evaluator:
                 return PYDATA  # e.g. `[0] + lens`, `n * 2`
             if isinstance(node.operator, cst.Multiply) and _repeats_a_list(node, left, right):
                 return PYDATA  # `[0] * n`: a list repeated (n is a count)
+            d2h.computed(self, node)  # PIN004: arithmetic on a pending host destination reads it
             return combine([left, right], node, "an arithmetic result")
         if isinstance(node, cst.Comparison):
             values = [self.ev(node.left)] + [self.ev(c.comparator) for c in node.comparisons]
             if all(is_pydata(v) for v in values):
                 return PYDATA
+            d2h.computed(self, node)
             return combine(values, node, "a comparison result")
         if isinstance(node, cst.UnaryOperation):
             operand = self.ev(node.expression)
             if is_pydata(operand):
                 return PYDATA
+            if not isinstance(node.operator, cst.Not):
+                d2h.computed(self, node)  # `not x` is a truth test (read as one where it is tested)
             return derived(operand, node, "an arithmetic result")
         if isinstance(node, cst.IfExp):
+            previous, self.truth_test = self.truth_test, node.test
             self.ev(node.test)
+            self.truth_test = previous
             d2h.read(self, node.test, "a truth test")
             return self.ev(node.body) | self.ev(node.orelse)
         if isinstance(node, cst.NamedExpr):

@@ -345,7 +345,7 @@ def _copy(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver
         views.strided_copy(ctx, call, ".copy_", args[0], receiver_node)  # type: ignore[arg-type]
     elif ctx.events.wants_d2h and non_blocking(call, args, 1, _holds_true(ctx)):
         # Into provably host memory from a source that may be on a device: filled later (PIN004).
-        d2h.copied_into_host(ctx, call, receiver_node, ctx.value_of(args[0]))  # type: ignore[arg-type]
+        d2h.copied_into_host(ctx, call, receiver_node, receiver, ctx.value_of(args[0]))  # type: ignore[arg-type]
     return receiver  # copy_ returns its destination
 
 

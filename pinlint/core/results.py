@@ -2,7 +2,8 @@
 
 Plain data (no libcst nodes): results travel back from worker processes and into the cache.
 A fix is *planned* during analysis with a hole where the pin-memory helper's call goes; which
-helper to call is a project-level decision made later by the fix layer.
+helper to call is a project-level decision made later by the fix layer. A plan without a hole
+(PIN004's inserted synchronisation) is complete as planned.
 """
 
 from __future__ import annotations
@@ -39,6 +40,11 @@ class FixPlan:
     #: Why it is unsafe, shown to users beside the fix.
     unsafe_reason: str = ""
     title: str = ""
+
+    @property
+    def needs_helper(self) -> bool:
+        """Whether an edit has the helper call's hole, which the fix layer fills."""
+        return any(edit.helper_call for edit in self.edits)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from pinlint.runtime import layout
+from pinlint.runtime._d2h import HostReads
 from pinlint.runtime._modes import _WatchMode
 from pinlint.runtime._torch_refs import (
     _ACCELERATORS,
@@ -41,7 +42,7 @@ from pinlint.runtime._torch_refs import (
     _parse_to,
     _Tensor,
 )
-from pinlint.runtime.model import Birth, PageableNonBlockingCopy, Report, Transfer, Violation
+from pinlint.runtime.model import Birth, DeviceToHostCopy, PageableNonBlockingCopy, Report, Transfer, Violation
 from pinlint.runtime.simulate import Simulation, StorageMap, simulated_device
 from pinlint.runtime.sites import SiteFinder
 
@@ -56,11 +57,14 @@ class Session:
         simulation: Simulation | None,
         skip_dirs: tuple[str, ...] = (),
         check_contiguous: bool = True,
+        check_host_reads: bool = True,
     ) -> None:
         self.report = report
         self.strict = strict
         self.sim = simulation
         self.check_contiguous = check_contiguous
+        #: PIN004: non_blocking device-to-host copies and early host reads (None: not watched).
+        self.host_reads = HostReads(self) if check_host_reads else None
         self.births = StorageMap()
         self.sites = SiteFinder(skip_dirs=(_TORCH_DIR, *skip_dirs), module_to_file=_MODULE_PY)
         handlers: dict[Any, Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]] = {
@@ -106,6 +110,10 @@ class Session:
             self.report.add_unclassified(f"{api} ({type(exc).__name__}: {exc})"[:200])
             return
         violation = self.report.add(transfer)
+        if self.host_reads is not None and not (transfer.non_blocking and transfer.pinned and not transfer.staged):
+            # A blocking copy waits for the stream; from pageable memory CUDA may synchronise to
+            # stage it (precision: counted as a synchronisation).
+            self.host_reads.synchronized()
         if violation is not None and self.strict:
             raise PageableNonBlockingCopy(_strict_message(violation), [violation])
 
@@ -153,7 +161,12 @@ class Session:
         if target is None:
             return func(*args, **kwargs)
         device, dtype, non_blocking, memory_format = target
+        hr = self.host_reads
+        if hr is not None and device is not None and device.type == "cpu" and src.device.type in _ACCELERATORS:
+            return hr.to_host(func, args, kwargs, src, bool(non_blocking))
         if device is None or device.type not in _ACCELERATORS:
+            if hr is not None and hr.active:
+                return hr.on_call(func, args, kwargs)  # a cast on the host reads the data
             return func(*args, **kwargs)
         src_type = src.device.type
         if src_type == "cpu":
@@ -211,6 +224,12 @@ class Session:
         non_blocking = bool(args[2] if len(args) > 2 else kwargs.get("non_blocking", False))
         dst_type = dst.device.type
         if dst_type not in _ACCELERATORS:
+            hr = self.host_reads
+            if hr is not None and dst_type == "cpu":
+                if src.device.type in _ACCELERATORS:
+                    return hr.copy_to_host(func, args, kwargs, dst, src, non_blocking)
+                if hr.active:
+                    return hr.on_call(func, args, kwargs)  # host to host: reads the source
             return func(*args, **kwargs)
         if src.device.type == "cpu":
             self._record(
@@ -327,6 +346,8 @@ class Session:
             # factories run under the simulation's, briefly (CPU tensors there stay real).
             with self.sim.fake_mode:
                 out = func(*args, **kwargs)
+        elif self.host_reads is not None and self.host_reads.active:
+            out = self.host_reads.on_call(func, args, kwargs)  # `torch.cat([x, cpu])` reads cpu
         else:
             out = func(*args, **kwargs)
         if not isinstance(out, _Tensor):
@@ -364,6 +385,8 @@ class Session:
                     simulated=self.sim is not None,
                 )
                 self.report.add(transfer)
+                if self.host_reads is not None:
+                    self.host_reads.synchronized()  # a blocking copy waits for the stream
         return out
 
     def _on_pin_memory(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -433,6 +456,11 @@ def _parse_to_target(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any
 def _strict_message(v: Violation) -> str:
     """One line that starts with the copy's call site and says where the fix belongs."""
     t = v.transfer
+    if isinstance(t, DeviceToHostCopy):
+        return (
+            f"{v.location}: host read of the destination of {t.via or t.api}(non_blocking=True) at "
+            f"{v.copy_site} before it was synchronised [{v.code}]: synchronise the copy's stream first"
+        )
     head = f"{v.copy_site}: {t.via or t.api}(non_blocking=True) to {t.device}"
     if v.kind == "pinned-but-staged":
         return f"{head} from a pinned but non-contiguous source [{v.code}]: it stages through a pageable temporary; copy from a contiguous pinned buffer"

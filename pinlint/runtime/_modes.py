@@ -38,15 +38,21 @@ class PinMode(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
+Handler = Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]
+
+
 class _WatchMode(TorchFunctionMode):
     """Dispatches to a handler only for the few functions of interest; everything else passes
     through with one dict lookup (the hot path: every torch call in the block comes here)."""
 
-    def __init__(self, handlers: dict[Any, Callable[[Any, tuple[Any, ...], dict[str, Any]], Any]]) -> None:
+    def __init__(self, handlers: dict[Any, Handler]) -> None:
         super().__init__()
         self._handlers = handlers
         #: False once the watch has ended: threads that entered it may outlive it (threads="all").
         self.active = True
+        #: Sees every other call while a non_blocking device-to-host copy is pending (PIN004's
+        #: host reads); None otherwise, so the hot path pays one attribute test.
+        self.fallback: Handler | None = None
 
     def __torch_function__(
         self,
@@ -62,6 +68,9 @@ class _WatchMode(TorchFunctionMode):
             return func(*args, **kwargs) if kwargs else func(*args)
         handler = self._handlers.get(func)
         if handler is None:
+            fallback = self.fallback
+            if fallback is not None:
+                return fallback(func, args, kwargs or {})
             if kwargs:
                 return func(*args, **kwargs)
             return func(*args)

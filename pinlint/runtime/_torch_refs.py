@@ -80,6 +80,10 @@ _LEGACY_TYPES = {
     "BoolTensor": torch.bool,
 }
 _Tensor = torch.Tensor
+#: PIN004: the callables that read a host tensor's data into Python -> how a report names them.
+_D2H_READS: dict[Any, str] = {getattr(_Tensor, n): f"Tensor.{n}" for n in sorted(torch_api.RUNTIME_D2H_READING_METHODS)}
+_D2H_READS.update({getattr(torch, n): f"torch.{n}" for n in sorted(torch_api.RUNTIME_D2H_READING_FUNCTIONS)})
+_CPU = _TB.cpu
 _ACCELERATORS = frozenset(torch_api.ACCELERATOR_DEVICE_PREFIXES)
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
 _MODULE_PY = os.path.join(_TORCH_DIR, "nn", "modules", "module.py")

@@ -175,6 +175,8 @@ def closing_line(report: Report) -> str:
     mode = "simulated CUDA" if report.simulated else "real devices"
     n = len(report.violations)
     transfers = f"{report.total} H2D transfer{'s' if report.total != 1 else ''}"
+    if report.d2h_total:
+        transfers += f" and {report.d2h_total} non_blocking D2H cop{'ies' if report.d2h_total != 1 else 'y'}"
     if n:
         return f"Found {n} violation{'s' if n != 1 else ''} in {transfers} ({mode})."
     blind = sum(report.unclassified.values())
@@ -183,7 +185,7 @@ def closing_line(report: Report) -> str:
             f"No violation in {transfers} ({mode}), but {blind} torch copy call(s) could not be classified: "
             "this run proves nothing about them."
         )
-    if report.total == 0:
+    if report.total == 0 and report.d2h_total == 0:
         return f"No H2D transfer observed ({mode}): nothing was checked."
     return f"All checks passed: {transfers} observed ({mode})."
 
@@ -279,7 +281,7 @@ def trace_command(
             "pinlint trace: hint: the program needs CUDA and this machine has none; rerun with --simulate-cuda",
             err=True,
         )
-    elif report.total == 0:
+    elif report.total == 0 and report.d2h_total == 0:
         hint = "" if simulate_cuda else " (on a machine without CUDA, add --simulate-cuda)"
         click.echo(f"pinlint trace: warning: no H2D transfer was observed{hint}", err=True)
     click.echo(f"pinlint trace: program exited with status {status}", err=True)

@@ -20,22 +20,27 @@ ASYNC = "pinned-non-blocking"  #: what the code means: pinned source, non_blocki
 PAGEABLE = "pageable-non-blocking"  #: violation: non_blocking=True from pageable memory
 STAGED = "pinned-but-staged"  #: violation: pinned, but a layout that copies through a pageable temporary
 VIOLATION_KINDS = frozenset({PAGEABLE, STAGED})
+#: A host read of a non_blocking device-to-host copy's destination before the copy was known done.
+UNSYNCED_READ = "unsynchronized-host-read"
 #: ``torch.tensor(data, device=cuda)`` and its kin: a transfer that is a device construction.
 _DEVICE_CONSTRUCTIONS = frozenset(f"torch.{n}" for n in RUNTIME_DATA_TO_DEVICE_FACTORIES)
 
 PIN001 = "PIN001"
 PIN002 = "PIN002"
+PIN004 = "PIN004"
 PIN005 = "PIN005"
 #: Used when the rule catalog is not available (e.g. rules/ missing in a partial checkout).
 _FALLBACK_NAMES = {
     PIN001: "unpinned-non-blocking-copy",
     PIN002: "unpinnable-non-blocking-source",
+    PIN004: "unsynchronized-device-to-host-read",
     PIN005: "non-contiguous-pinned-source",
 }
 
 
 class PageableNonBlockingCopy(RuntimeError):
-    """A non_blocking H2D copy read pageable host memory (strict mode, or ``assert_clean``)."""
+    """A watch's violation (strict mode, or ``assert_clean``): a non_blocking H2D copy read pageable
+    host memory, or (PIN004) a host read came before a non_blocking D2H copy was synchronised."""
 
     def __init__(self, message: str, violations: list[Violation]) -> None:
         super().__init__(message)
@@ -135,6 +140,41 @@ class Transfer:
         }
 
 
+@dataclass(frozen=True)
+class DeviceToHostCopy:
+    """One non_blocking device-to-host copy into pinned host memory (``.to("cpu",
+    non_blocking=True)``, ``host.copy_(dev, non_blocking=True)``), as PIN004's runtime sees it."""
+
+    api: str  #: "Tensor.to", "Tensor.copy_"
+    site: Site | None  #: the copy's call site
+    device: str  #: the source's device
+    nbytes: int
+    dtype: str
+    simulated: bool = False
+    via: str | None = None
+
+    @property
+    def kind(self) -> str:
+        return UNSYNCED_READ
+
+    def describe(self) -> str:
+        where = str(self.site) if self.site else "<unknown>"
+        return f"{self.via or self.api} at {where} <- {self.device} ({self.nbytes} B, {self.dtype}, non_blocking=True)"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "api": self.api,
+            "via": self.via,
+            "site": _site_dict(self.site),
+            "direction": "device-to-host",
+            "device": self.device,
+            "non_blocking": True,
+            "nbytes": self.nbytes,
+            "dtype": self.dtype,
+            "simulated": self.simulated,
+        }
+
+
 def _site_dict(site: Site | None) -> dict[str, Any] | None:
     if site is None:
         return None
@@ -157,7 +197,8 @@ class Violation:
     kind: str
     location: Site
     message: str
-    transfer: Transfer
+    #: The copy: a host-to-device transfer, or (PIN004) the device-to-host copy read too early.
+    transfer: Transfer | DeviceToHostCopy
 
     @property
     def copy_site(self) -> Site | None:
@@ -248,11 +289,32 @@ class Report:
     dropped: int = 0
     max_records: int = 100_000
     total: int = 0
+    #: Non_blocking device-to-host copies seen (PIN004; not transfers: ``transfers`` are H2D).
+    d2h_total: int = 0
     #: Torch copies the watch saw but could not classify (blind spots), by entry point.
     unclassified: Counter[str] = field(default_factory=Counter)
     #: Per-site counts for ``--profile`` (None: not profiling). Shared by the watches that record
     #: into this report; it keeps counting past ``max_records``.
     profile: ProfileRecorder | None = field(default=None, compare=False, repr=False)
+
+    def add_read(self, copy: DeviceToHostCopy, read: Site, how: str) -> Violation:
+        """A host read (``how``: ``Tensor.tolist``, ...) of ``copy``'s destination before the copy
+        was known to be done: a PIN004 violation at the read."""
+        before = "any synchronisation call" if copy.simulated else "the copy's event completed"
+        message = (
+            f"Host read ({how}) of the destination of a non_blocking device-to-host copy "
+            f"({copy.via or copy.api} at {copy.site or '<unknown>'}, {copy.nbytes} B from {copy.device}) "
+            f"before {before}: it may read stale data; synchronise the copy's stream (or an event "
+            f"recorded after the copy) before reading"
+        )
+        violation = Violation(PIN004, UNSYNCED_READ, read, message, copy)
+        if len(self.violations) < self.max_records:
+            self.violations.append(violation)
+        return violation
+
+    def count_d2h(self) -> None:
+        """A non_blocking device-to-host copy was issued (PIN004 watches its destination)."""
+        self.d2h_total += 1
 
     def add_unclassified(self, what: str) -> None:
         self.unclassified[what] += 1
@@ -265,6 +327,8 @@ class Report:
         """One line: what was seen, by entry point, and the blind spots hit."""
         apis = ", ".join(f"{api} x{n}" for api, n in sorted(self.by_api().items()))
         line = f"observed {self.total} H2D transfer(s)" + (f" ({apis})" if apis else "")
+        if self.d2h_total:
+            line += f" and {self.d2h_total} non_blocking D2H copy(ies)"
         blind = sum(self.unclassified.values())
         if blind:
             kinds = ", ".join(f"{k} x{n}" for k, n in sorted(self.unclassified.items()))
@@ -319,7 +383,8 @@ class Report:
 
     def summary(self) -> str:
         mode = " (simulated CUDA)" if self.simulated else ""
-        lines = [f"pinlint.runtime: {self.total} H2D transfer(s){mode}, {len(self.violations)} violation(s)"]
+        d2h = f", {self.d2h_total} non_blocking D2H copy(ies)" if self.d2h_total else ""
+        lines = [f"pinlint.runtime: {self.total} H2D transfer(s){d2h}{mode}, {len(self.violations)} violation(s)"]
         if self.unclassified:
             lines.append(f"  warning: {self.observed()}")
         for v, count in self.grouped():
@@ -335,6 +400,7 @@ class Report:
         return {
             "simulated": self.simulated,
             "total_transfers": self.total,
+            "d2h_copies": self.d2h_total,
             "dropped": self.dropped,
             "by_api": self.by_api(),
             "unclassified": dict(self.unclassified),

@@ -254,7 +254,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             f"pinlint runtime: {state.watched} watched test(s), {state.transfers} H2D transfer(s), no violation"
         )
         return
-    tr.write_sep("=", "pinlint runtime: non_blocking H2D copies from pageable memory", yellow=True)
+    title = "non_blocking H2D copies from pageable memory"
+    if any(v.code == "PIN004" for _nodeid, v in state.findings):
+        title = "non_blocking copies: pageable H2D sources, D2H destinations read too early"
+    tr.write_sep("=", f"pinlint runtime: {title}", yellow=True)
     groups: dict[tuple[str, str, int], tuple[Violation, int, set[str]]] = {}
     for nodeid, v in state.findings:
         key = (v.code, v.location.filename, v.location.row)

@@ -15,7 +15,8 @@
 * A small, consistent CUDA world (``push_world``): ``torch.cuda`` / ``torch.accelerator`` queries
   say one device to user code (and to ``torch.utils.data``, which decides like user code), the truth
   to torch's other internals (FakeTensorMode relies on it); ``synchronize``/``set_device`` are
-  no-ops, streams and events are fakes that complete at once. The DataLoader's iterator runs
+  no-ops, streams and events are fakes that complete at once (a synchronisation call is counted:
+  PIN004's host reads before one are reported). The DataLoader's iterator runs
   outside FakeTensorMode (loading is CPU work), so its batches are real and pinned through the
   watch. The patches are process-wide and reference-counted; code that bound a function before the
   watch (``from torch.cuda import is_available``) is not reached.
@@ -77,6 +78,10 @@ class StorageMap:
             del self._entries[key]
             return None
         return entry[1]
+
+    def values(self) -> list[Any]:
+        """The values whose storage is still alive."""
+        return [value for ref, value in self._entries.values() if not ref.expired()]
 
     def add(self, t: torch.Tensor, value: Any, replace: bool = True) -> None:
         storage = self._storage(t)
@@ -142,12 +147,41 @@ def _noop(name: str) -> Callable[..., None]:
     return noop
 
 
+#: How many synchronisation calls the simulated world has seen (process-wide, as the device is):
+#: a non_blocking device-to-host copy made before the last one is complete (PIN004 at run time).
+_sync_epoch = 0
+
+
+def synchronized() -> None:
+    """A synchronisation happened: every copy issued so far is complete."""
+    global _sync_epoch
+    _sync_epoch += 1
+
+
+def sync_epoch() -> int:
+    return _sync_epoch
+
+
+def _sync_call(name: str) -> Callable[..., None]:
+    """``torch.cuda.synchronize``, ``torch.accelerator.synchronize``: nothing to wait for, but the
+    host now knows every copy is done. One function per attribute, as for ``_noop``."""
+
+    def synchronize(*_args: Any, **_kwargs: Any) -> None:
+        synchronized()
+
+    synchronize.__name__ = name.rpartition(".")[2]
+    synchronize.__qualname__ = f"simulated {name}"
+    return synchronize
+
+
 def _device_name(*_args: Any, **_kwargs: Any) -> str:
     return SIMULATED_DEVICE_NAME
 
 
 class FakeEvent:
-    """``torch.cuda.Event`` in a simulation: every operation completes at once."""
+    """``torch.cuda.Event`` in a simulation: every operation completes at once. ``synchronize()``
+    and ``query()`` tell the host the work is done (a synchronisation); ``wait()`` makes a stream
+    wait, not the host (not one)."""
 
     def __init__(self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False) -> None:
         self.enable_timing = enable_timing
@@ -159,10 +193,11 @@ class FakeEvent:
         pass
 
     def query(self) -> bool:
+        synchronized()
         return True
 
     def synchronize(self) -> None:
-        pass
+        synchronized()
 
     def elapsed_time(self, end_event: FakeEvent) -> float:
         return 0.0
@@ -186,10 +221,11 @@ class FakeStream:
         return event if event is not None else FakeEvent()
 
     def query(self) -> bool:
+        synchronized()
         return True
 
     def synchronize(self) -> None:
-        pass
+        synchronized()
 
     def __enter__(self) -> FakeStream:  # noqa: PYI034 - typing.Self needs Python 3.11
         return self
@@ -225,7 +261,7 @@ def _simulated_world() -> list[tuple[Any, str, Any]]:
         (cuda, "current_device", _query("torch.cuda.current_device", SIMULATED_DEVICE_INDEX)),
         (cuda, "get_device_name", _device_name),
         (cuda, "set_device", _noop("torch.cuda.set_device")),
-        (cuda, "synchronize", _noop("torch.cuda.synchronize")),
+        (cuda, "synchronize", _sync_call("torch.cuda.synchronize")),
         (cuda, "current_stream", _default_stream),
         (cuda, "default_stream", _default_stream),
         (cuda, "Stream", FakeStream),
@@ -240,7 +276,7 @@ def _simulated_world() -> list[tuple[Any, str, Any]]:
             _query("torch.accelerator.current_device_index", SIMULATED_DEVICE_INDEX),
         ),
         (acc, "set_device_index", _noop("torch.accelerator.set_device_index")),
-        (acc, "synchronize", _noop("torch.accelerator.synchronize")),
+        (acc, "synchronize", _sync_call("torch.accelerator.synchronize")),
     ]
 
 

@@ -49,6 +49,9 @@ class watch:
     skip_dirs: more directories whose frames are library code (the call site is the first frame
         outside torch/, pinlint/, contextlib and these).
     check_contiguous: flag pinned sources whose layout stages through pageable memory.
+    check_host_reads: flag host reads of a non_blocking device-to-host copy's destination before the
+        copy is known to be done (PIN004): on simulated CUDA, before any synchronisation call; on
+        real CUDA, before the copy's event completed.
     patch_cuda_available: under simulation, simulate a small CUDA world: ``torch.cuda`` and
         ``torch.accelerator`` queries say one device, streams/events/synchronize are no-ops.
     threads: ``"current"`` (the entering thread) or ``"all"``: also threads started while the
@@ -68,6 +71,7 @@ class watch:
         report: Report | None = None,
         skip_dirs: Sequence[str] = (),
         check_contiguous: bool = True,
+        check_host_reads: bool = True,
         patch_cuda_available: bool = True,
         max_records: int = 100_000,
         threads: Threads = "current",
@@ -83,6 +87,7 @@ class watch:
         self.simulate = simulate
         self.skip_dirs = tuple(skip_dirs)
         self.check_contiguous = check_contiguous
+        self.check_host_reads = check_host_reads
         self.patch_cuda_available = patch_cuda_available
         self.max_records = max_records
         self._given_report = report
@@ -104,6 +109,7 @@ class watch:
             "simulate": self.simulate,
             "skip_dirs": self.skip_dirs,
             "check_contiguous": self.check_contiguous,
+            "check_host_reads": self.check_host_reads,
             "patch_cuda_available": self.patch_cuda_available,
             "max_records": self.max_records,
             "threads": self.threads,
@@ -132,7 +138,9 @@ class watch:
             simulation = None
             if mode == "fake":
                 simulation = stack.enter_context(Simulation(patch_cuda_available=self.patch_cuda_available))
-            session = Session(report, self.strict, simulation, self.skip_dirs, self.check_contiguous)
+            session = Session(
+                report, self.strict, simulation, self.skip_dirs, self.check_contiguous, self.check_host_reads
+            )
             stack.enter_context(session.mode)
             stack.callback(setattr, session.mode, "active", False)  # threads that outlive the watch
             if self.threads == "all":

@@ -230,6 +230,21 @@ def render(summary: dict) -> str:
     return "\n".join(lines)
 
 
+#: Everything from this line on in the page is written by hand (rule-by-rule verdicts) and kept
+#: when the page is regenerated.
+HAND_WRITTEN = "<!-- Written by hand from here on: kept by tests/robustness/corpus_report.py. -->"
+
+
+def hand_written(page: Path) -> str:
+    """The hand-written tail of an existing page (from ``HAND_WRITTEN`` on), or ""."""
+    try:
+        text = page.read_text()
+    except OSError:
+        return ""
+    start = text.find(HAND_WRITTEN)
+    return "" if start < 0 else "\n" + text[start:]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--print", action="store_true", help="print the JSON summary instead of writing the docs page")
@@ -241,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(summary, indent=2))
     else:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(render(summary))
+        args.out.write_text(render(summary) + hand_written(args.out))
         print(
             f"wrote {args.out}: {summary['files']} files, {summary['lines']} lines, {summary['findings']}, "
             f"{len(summary['problems'])} problems",
