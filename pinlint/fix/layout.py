@@ -79,9 +79,7 @@ def _call_to_split(tree: ast.Module, line: str, row: int, edits: list[Edit]) -> 
     """``(`` and ``)`` of the outermost single-line call on ``row`` whose arguments hold the first edit."""
     target = min(e.location.column - 1 for e in edits)
     best: tuple[int, int] | None = None
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call) or node.lineno != row or node.end_lineno != row:
-            continue
+    for node in _one_line_calls(tree).get(row, ()):
         if node.func.end_lineno != row:
             continue
         func_end = _char(line, node.func.end_col_offset or 0)
@@ -94,6 +92,19 @@ def _call_to_split(tree: ast.Module, line: str, row: int, edits: list[Edit]) -> 
         if open_col < target <= close and (best is None or close - open_col > best[1] - best[0]):
             best = (open_col, close)
     return best
+
+
+def _one_line_calls(tree: ast.Module) -> dict[int, list[ast.Call]]:
+    """The calls that start and end on one row, by row: one walk of the tree however many
+    fixes of the file ask (kept on the tree, which lives as long as the file's fixes)."""
+    index: dict[int, list[ast.Call]] | None = getattr(tree, "_pinlint_one_line_calls", None)
+    if index is None:
+        index = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and node.lineno == node.end_lineno:
+                index.setdefault(node.lineno, []).append(node)
+        tree._pinlint_one_line_calls = index  # type: ignore[attr-defined]
+    return index
 
 
 def _split_arguments(inner: str) -> list[str] | None:

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 
 from pinlint import torch_api
 from pinlint.core.results import ModuleFacts
-from pinlint.fix.scope import DEF, IMPORT, _is_dead_test
+from pinlint.fix.scope import DEF, IMPORT, _is_dead_test, may_declare
 
 NAME = torch_api.PIN_HELPER_NAME
 _MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
@@ -109,7 +109,7 @@ def absolute(module: str, own: str | None, is_package: bool) -> str | None:
 def module_facts(tree: ast.Module, own: str | None, is_package: bool, text: str | None = None) -> ModuleFacts:
     """The facts of one parsed module. ``text`` (its source) lets the walk skip the statements
     that cannot hold a helper call or a ``pin_memory=`` argument."""
-    found = _Declarations(declares_global=text is None or "global" in text)
+    found = _Declarations(declares_global=text is None or may_declare(text))
     found.block(tree.body, in_function=False, dead=False, module_level=True, globals_=frozenset())
     facts = ModuleFacts()
     # Local names (in any scope) bound by a run-time import of the helper -> absolute module.

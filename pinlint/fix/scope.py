@@ -14,6 +14,7 @@ it has a finding with a fix.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 
 #: Binding kinds.
@@ -314,7 +315,7 @@ class FileScopes:
         """``text``, the source, when known: a file without ``global``/``nonlocal`` is walked once."""
         self.tree = tree
         self.module = Scope("module", "<module>", None)
-        declarations = text is None or "global" in text or "nonlocal" in text
+        declarations = text is None or may_declare(text)
         _Builder(self.module, declarations).visit(tree)
 
     def innermost(self, pos: tuple[int, int]) -> Scope:
@@ -342,6 +343,16 @@ class FileScopes:
             first = False
             scope = scope.parent
         return Resolution("unbound")  # pragma: no cover - the module scope always answers
+
+
+#: Where a ``global``/``nonlocal`` statement can start: a line, or after ``;`` or a header's ``:``.
+_DECLARATION = re.compile(r"(?:^|[;:])[ \t]*(?:global|nonlocal)\b", re.M)
+
+
+def may_declare(text: str) -> bool:
+    """The source may hold a ``global`` or ``nonlocal`` statement (a cheap over-approximation:
+    the word in a string or after a slice's colon counts too)."""
+    return _DECLARATION.search(text) is not None
 
 
 def own_nodes(nodes: list[ast.AST]) -> list[ast.AST]:
