@@ -79,7 +79,7 @@ def _call_to_split(tree: ast.Module, line: str, row: int, edits: list[Edit]) -> 
     """``(`` and ``)`` of the outermost single-line call on ``row`` whose arguments hold the first edit."""
     target = min(e.location.column - 1 for e in edits)
     best: tuple[int, int] | None = None
-    for node in _one_line_calls(tree).get(row, ()):
+    for node in _one_line_calls(tree, row):
         if node.func.end_lineno != row:
             continue
         func_end = _char(line, node.func.end_col_offset or 0)
@@ -94,17 +94,20 @@ def _call_to_split(tree: ast.Module, line: str, row: int, edits: list[Edit]) -> 
     return best
 
 
-def _one_line_calls(tree: ast.Module) -> dict[int, list[ast.Call]]:
-    """The calls that start and end on one row, by row: one walk of the tree however many
-    fixes of the file ask (kept on the tree, which lives as long as the file's fixes)."""
-    index: dict[int, list[ast.Call]] | None = getattr(tree, "_pinlint_one_line_calls", None)
-    if index is None:
-        index = {}
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and node.lineno == node.end_lineno:
-                index.setdefault(node.lineno, []).append(node)
-        tree._pinlint_one_line_calls = index  # type: ignore[attr-defined]
-    return index
+def _one_line_calls(tree: ast.Module, row: int) -> list[ast.Call]:
+    """The calls that start and end on ``row``: only the nodes whose lines span it are entered
+    (a file with hundreds of fixed rows must not be walked whole for each)."""
+    found: list[ast.Call] = []
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Call) and node.lineno == row == node.end_lineno:
+            found.append(node)
+        for child in ast.iter_child_nodes(node):
+            first = getattr(child, "lineno", None)
+            if first is None or first <= row <= (child.end_lineno or first):  # type: ignore[attr-defined]
+                stack.append(child)  # spans the row (or has no position: `arguments`, `withitem`)
+    return found
 
 
 def _split_arguments(inner: str) -> list[str] | None:
