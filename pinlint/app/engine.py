@@ -8,20 +8,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from pinlint import catalog, lint, noqa, runner, source
+from pinlint.app.options import CheckOptions, analysis_settings, cache_dir, uses_cache
+from pinlint.app.run_result import CheckRun
 from pinlint.config import Config
 from pinlint.core.diagnostics import Applicability, Diagnostic, Edit, Fix
-from pinlint.core.results import (
-    AnalysisSettings,
-    FileAnalysis,
-    FileResult,
-    Finding,
-    FixPlan,
-    Timings,
-)
+from pinlint.core.results import AnalysisSettings, FileAnalysis, FileResult, Finding, FixPlan
 from pinlint.core.syntax import cpython_location, syntax_error_diagnostic
 from pinlint.core.text import digest
 from pinlint.fix.apply import unified_diff
@@ -33,58 +27,6 @@ from pinlint.fix.project import Project, facts_of_text, find_root, scan
 from pinlint.fix.scope import byte_column
 from pinlint.fix.style import line_length
 from pinlint.fix.write import ChangedOnDisk, atomic_write
-from pinlint.profile import ProfileIndex
-
-
-@dataclass
-class CheckOptions:
-    selected: set[str]
-    fix: bool = False
-    unsafe_fixes: bool = False
-    diff: bool = False
-    ignore_noqa: bool = False
-    jobs: int | None = None
-    cache_dir: Path | None = None
-    use_cache: bool = True
-    #: A runtime profile (``--profile``): counts go on the findings, hottest first.
-    profile: ProfileIndex | None = None
-    #: With a profile: drop findings whose site ran fewer times (``--hot-only``/``--min-runs``).
-    min_runs: int | None = None
-
-
-@dataclass
-class CheckRun:
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    fixed: list[Diagnostic] = field(default_factory=list)
-    dropped: list[tuple[Diagnostic, str]] = field(default_factory=list)
-    #: (path, message): files that could not be checked or written.
-    errors: list[tuple[str, str]] = field(default_factory=list)
-    diffs: dict[str, str] = field(default_factory=dict)
-    #: (path, message): files skipped by the watchdog (always shown).
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-    #: (path, message): scopes whose analysis hit its step budget (shown with -v).
-    over_budget: list[tuple[str, str]] = field(default_factory=list)
-    #: Findings ``--hot-only`` dropped (their site ran fewer than ``min_runs`` times).
-    profile_dropped: int = 0
-    #: For stdin: the (possibly fixed) source.
-    stdin_output: str | None = None
-    timings: Timings = field(default_factory=Timings)
-
-
-def uses_cache(options: CheckOptions) -> bool:
-    return options.use_cache and not (options.fix or options.diff)
-
-
-def cache_dir(config: Config, options: CheckOptions) -> Path:
-    return options.cache_dir or config.cache_dir or (config.root / ".pinlint_cache")
-
-
-def analysis_settings(config: Config, selected: set[str]) -> AnalysisSettings:
-    return AnalysisSettings(
-        rules=tuple(sorted(selected)),
-        pinned_functions=tuple(sorted(config.pinned_functions)),
-        host_functions=tuple(sorted(config.host_functions)),
-    )
 
 
 class DiagnosticBuilder:
