@@ -25,3 +25,20 @@ class CheckRun:
     #: For stdin: the (possibly fixed) source.
     stdin_output: str | None = None
     timings: Timings = field(default_factory=Timings)
+
+    def merge(self, part: CheckRun) -> None:
+        """Adds another run's results (another configuration's group of files) to this one."""
+        self.diagnostics.extend(part.diagnostics)
+        self.fixed.extend(part.fixed)
+        self.dropped.extend(part.dropped)
+        self.errors.extend(part.errors)
+        self.diffs.update(part.diffs)
+        self.skipped.extend(part.skipped)
+        self.over_budget.extend(part.over_budget)
+        self.profile_dropped += part.profile_dropped
+        for phase, seconds in part.timings.phases.items():
+            self.timings.add(phase, seconds)
+        self.timings.files += part.timings.files
+        self.timings.triaged += part.timings.triaged
+        self.timings.cache_hits += part.timings.cache_hits
+        self.timings.parsed_lines += part.timings.parsed_lines

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pinlint.core.diagnostics import Diagnostic
+
 
 @dataclass(frozen=True)
 class ReportContext:
@@ -20,3 +22,31 @@ class ReportContext:
 
 
 FORMATS: tuple[str, ...] = ("full", "concise", "json", "json-lines", "github", "sarif", "gitlab", "junit")
+
+
+def render(
+    fmt: str,
+    diagnostics: list[Diagnostic],
+    root: Path,
+    selected: set[str],
+    unsafe_fixes: bool = False,
+    color: bool = False,
+    sources: dict[str, str] | None = None,
+) -> str:
+    """The report in format ``fmt`` (one of ``FORMATS``); ``sources`` maps a file name to its
+    text where it is not to be read from disk (stdin)."""
+    if fmt == "full":
+        from pinlint.report.human import render_full
+
+        return render_full(diagnostics, root, color=color, unsafe_fixes=unsafe_fixes, sources=sources)
+    if fmt == "concise":
+        from pinlint.report.human import render_concise
+
+        return render_concise(diagnostics, root, unsafe_fixes)
+    import importlib
+
+    from pinlint import __version__
+
+    ctx = ReportContext(root=root, version=__version__, selected_codes=tuple(sorted(selected)))
+    module = importlib.import_module(f"pinlint.report.{fmt.replace('-', '_') if fmt != 'json' else 'json_format'}")
+    return module.render(diagnostics, ctx)
