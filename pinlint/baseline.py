@@ -18,7 +18,6 @@ import json
 import os
 import re
 import stat
-import tempfile
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePath
@@ -26,11 +25,10 @@ from pathlib import Path, PurePath
 from pinlint.core.diagnostics import Diagnostic
 from pinlint.safeio import (
     MAX_BASELINE_BYTES,
-    UnsafeFile,
     json_text,
     project_root,
     read_regular,
-    within,
+    write_replacing,
 )
 
 BASELINE_VERSION = 1
@@ -113,7 +111,7 @@ def write_baseline(
     path: str | os.PathLike[str],
     root: str | os.PathLike[str],
 ) -> None:
-    """Write the baseline for ``diags`` to ``path`` atomically (temp file + ``os.replace``).
+    """Write the baseline for ``diags`` to ``path`` atomically (``safeio.write_replacing``).
 
     Entries are sorted by path, code, snippet and fingerprint, so that the committed file
     diffs cleanly when findings come and go.
@@ -135,32 +133,16 @@ def write_baseline(
     text = json_text(json.dumps(document, indent=2, ensure_ascii=False)) + "\n"
 
     target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
-    # The rename below replaces a committed symlink instead of following it; a relative path
-    # through a committed symlinked folder that leads out of the project is refused.
-    if not target.is_absolute() and not within(directory, project_root(Path(root))):
-        raise UnsafeFile(f"{target}: its folder resolves outside the project; not written")
-    # mkstemp creates the file 0600; a committed baseline should keep the mode an ordinary
-    # write would give it (the existing file's, else 0644).
+    # A committed baseline keeps the mode an ordinary write would give it: the existing
+    # file's, else 0644.
     try:
         info = os.lstat(target)
         mode = info.st_mode & 0o777 if stat.S_ISREG(info.st_mode) else 0o644
     except OSError:
         mode = 0o644
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp_name, mode)
-        os.replace(tmp_name, target)
-    except BaseException:
-        try:
-            os.unlink(tmp_name)
-        except OSError:
-            pass
-        raise
+    # The rename replaces a committed symlink instead of following it; a relative path
+    # through a committed symlinked folder that leads out of the project is refused.
+    write_replacing(target, text.encode("utf-8", "backslashreplace"), project_root(Path(root)), mode=mode)
 
 
 def load_baseline(path: str | os.PathLike[str]) -> set[str]:

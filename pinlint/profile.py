@@ -21,11 +21,9 @@ bounded before it is parsed.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import stat
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -288,20 +286,12 @@ def _json_type(value: Any) -> str:
 
 
 def save(profile: Profile, path: str | os.PathLike[str]) -> None:
-    """Write atomically (a temporary file beside it, then a rename): a reader or a crash never
-    sees half a profile."""
-    target = Path(path)
+    """Write atomically (``safeio.write_replacing``: a reader or a crash never sees half a
+    profile, and a link at ``path`` is replaced rather than followed)."""
+    from pinlint.safeio import write_replacing
+
     text = json.dumps(profile.to_dict(), indent=1, ensure_ascii=False) + "\n"
-    directory = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    write_replacing(path, text.encode("utf-8"), None)
 
 
 def merge_into(path: str | os.PathLike[str], new: Profile) -> Profile:
