@@ -20,9 +20,10 @@ import re
 import stat
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from pathlib import Path, PurePath
+from pathlib import Path
 
 from pinlint.core.diagnostics import Diagnostic
+from pinlint.core.paths import relative_posix_path
 from pinlint.safeio import (
     MAX_BASELINE_BYTES,
     json_text,
@@ -41,26 +42,6 @@ _WHITESPACE = re.compile(r"\s+")
 
 class BaselineError(Exception):
     """The baseline file is missing, unreadable or not a pinlint baseline."""
-
-
-def relative_posix_path(filename: str | os.PathLike[str], root: str | os.PathLike[str]) -> str:
-    """``filename`` relative to ``root`` with ``/`` separators, or absolute when outside it.
-
-    The plain paths are tried first so that a symlinked file inside the tree keeps the name
-    the user sees; resolved paths are the fallback for a root given through a symlink.
-    """
-    path = os.path.abspath(os.fspath(filename))
-    base = os.path.abspath(os.fspath(root))
-    for cand_path, cand_base in (
-        (path, base),
-        (os.path.realpath(path), os.path.realpath(base)),
-    ):
-        try:
-            if os.path.commonpath([cand_path, cand_base]) == cand_base:
-                return PurePath(os.path.relpath(cand_path, cand_base)).as_posix()
-        except ValueError:  # different drives on Windows
-            continue
-    return PurePath(path).as_posix()
 
 
 def normalize_snippet(text: str) -> str:

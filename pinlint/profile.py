@@ -312,7 +312,7 @@ def merge_into(path: str | os.PathLike[str], new: Profile) -> Profile:
 def file_key(filename: str | os.PathLike[str], root: str | os.PathLike[str]) -> str:
     """``filename`` relative to ``root`` with ``/`` separators, or absolute when outside it: the
     spelling the profile stores and ``check`` looks up (the same function on both sides)."""
-    from pinlint.baseline import relative_posix_path
+    from pinlint.core.paths import relative_posix_path
 
     return relative_posix_path(filename, root)
 

@@ -15,6 +15,7 @@ from pinlint.app.options import CheckOptions, analysis_settings, cache_dir, uses
 from pinlint.app.run_result import CheckRun
 from pinlint.config import Config
 from pinlint.core.diagnostics import Applicability, Diagnostic, Edit, Fix
+from pinlint.core.paths import display_path
 from pinlint.core.results import AnalysisSettings, FileAnalysis, FileResult, Finding, FixPlan
 from pinlint.core.syntax import cpython_location, syntax_error_diagnostic
 from pinlint.core.text import digest
@@ -372,7 +373,5 @@ def _learn(project: Project, path: Path) -> None:
 
 
 def _display(path: Path) -> str:
-    try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return str(path)
+    """The diff header's name: the real file's (a patch applies to the link's target)."""
+    return display_path(path.resolve(), Path.cwd())
