@@ -12,13 +12,11 @@ continuation) fails to parse, and the caller then parses the whole file instead.
 
 from __future__ import annotations
 
-import bisect
-import itertools
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from pinlint.core.text import split_lines
+from pinlint.core.text import LineIndex, split_lines
 
 _DEF = re.compile(r"([ \t]*)(?:async[ \t]+)?def[ \t]")
 
@@ -156,10 +154,10 @@ def _hit_lines(text: str, lines: list[str], triggers: Triggers) -> list[int]:
     """0-based indices of trigger lines, found by one regex pass over the whole text."""
     if triggers.pattern is None:
         return []
-    starts = [0, *itertools.accumulate(map(len, lines))]
+    index_of = LineIndex(lines).row_of
     found: list[int] = []
     for match in triggers.pattern.finditer(text):
-        index = bisect.bisect_right(starts, match.start()) - 1
+        index = index_of(match.start())
         if (not found or found[-1] != index) and _is_hit(lines[index]):
             found.append(index)
     return found
