@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pinlint.app.options import CheckOptions
-from pinlint.config import Config, ConfigResolver, selected_codes
+from pinlint.config import Config, selected_codes
+from pinlint.config_resolver import ConfigResolver
 
 
 class RequestError(Exception):
