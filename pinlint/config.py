@@ -233,7 +233,8 @@ def _table(path: Path) -> dict[str, Any]:
     return table
 
 
-def _parse_override(config_arg: str) -> dict[str, Any]:
+def parse_override(config_arg: str) -> dict[str, Any]:
+    """``--config KEY=VALUE`` as a table (a ``ConfigError`` when it is not TOML)."""
     try:
         return tomllib.loads(config_arg)
     except tomllib.TOMLDecodeError as exc:
@@ -251,7 +252,7 @@ def load(config_arg: str | None, cwd: Path | None = None) -> Config:
         if candidate.is_file():
             path = candidate.resolve()
         elif "=" in config_arg:
-            overrides = _parse_override(config_arg)
+            overrides = parse_override(config_arg)
             path = find_config(cwd)
         else:
             raise ConfigError(f"--config {config_arg}: no such file")

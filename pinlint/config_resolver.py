@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pinlint.config import Config, _parse_override, config_here, load, load_path
+from pinlint.config import Config, config_here, load, load_path, parse_override
 from pinlint.safeio import project_root
 
 
@@ -24,7 +24,7 @@ class ConfigResolver:
         self.cwd = cwd or Path.cwd()
         self.base = load(config_arg, self.cwd)
         self.explicit = bool(config_arg) and Path(str(config_arg)).is_file()
-        self.overrides = _parse_override(config_arg) if config_arg and not self.explicit else {}
+        self.overrides = parse_override(config_arg) if config_arg and not self.explicit else {}
         self.override_where = f"--config {config_arg!r}" if self.overrides else ""
         # Keyed by resolved path, so that the base file reached through a symlinked directory is
         # still the base configuration (one group, one cache), not a second copy of it.
