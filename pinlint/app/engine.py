@@ -216,7 +216,7 @@ def _apply_profile(run: CheckRun, config: Config, options: CheckOptions) -> None
     After fixing: fixes are not limited to hot sites (a fix moves the lines a profile names)."""
     if options.profile is None:
         return
-    from pinlint.profile import annotate
+    from pinlint.profile_findings import annotate
 
     run.diagnostics, run.profile_dropped = annotate(run.diagnostics, options.profile, config.root, options.min_runs)
 

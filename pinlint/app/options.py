@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pinlint.config import Config
 from pinlint.core.results import AnalysisSettings
-from pinlint.profile import ProfileIndex
+from pinlint.profile_findings import ProfileIndex
 
 
 @dataclass

@@ -133,9 +133,10 @@ def _load_profile(request: CheckRequest, config: Config, options: CheckOptions) 
             )
         return
     from pinlint import profile as profile_format
+    from pinlint.profile_findings import ProfileIndex
 
     try:
-        options.profile = profile_format.ProfileIndex(profile_format.load(request.profile))
+        options.profile = ProfileIndex(profile_format.load(request.profile))
     except profile_format.ProfileError as exc:
         raise RequestError(str(exc)) from exc
     hot_only = request.min_runs is not None or (request.hot_only if request.hot_only is not None else config.hot_only)

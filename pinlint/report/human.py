@@ -37,7 +37,7 @@ def _profile_suffix(d: Diagnostic) -> str:
     """`` (ran 40,960 times, 3.1 MB)`` when ``check --profile`` counted the site."""
     if d.profile is None:
         return ""
-    from pinlint.profile import finding_note
+    from pinlint.profile_findings import finding_note
 
     return f" ({finding_note(d.profile)})"
 
@@ -103,7 +103,7 @@ def _full_block(d: Diagnostic, lines: list[str], root: Path, unsafe_fixes: bool)
         [(f" --> {display_path(d.filename, root)}:{d.location.row}:{d.location.column}", "blue")],
     ]
     if d.profile is not None:
-        from pinlint.profile import finding_note
+        from pinlint.profile_findings import finding_note
 
         out.append([(f"  = profile: {finding_note(d.profile)}", "bold magenta" if d.profile.count else "")])
     first = max(1, d.location.row - 1)
