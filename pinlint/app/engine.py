@@ -1,6 +1,6 @@
-"""The whole check: files → runner (read → triage → lint) → diagnostics → (fix) → results.
+"""The check itself: files → runner (read → triage → lint) → diagnostics → (fix) → results.
 
-The CLI, the flake8 plugin and the tests all go through ``run_check`` / ``check_stdin``; only
+The CLI (through ``app.check``) and the tests go through ``run_check`` / ``check_stdin``; only
 printing is left to the caller.
 """
 
