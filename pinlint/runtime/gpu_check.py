@@ -40,7 +40,7 @@ from pinlint.runtime.gpu_verdicts import (
     REQUIRED_BLOCKING_BYTES,
     MiB,
     Sample,
-    _fmt,
+    format_sample,
     host_blocking_verdict,
     kinds_verdict,
     run_verdict,
@@ -326,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
         a = result["A_host_blocking"]
         for nbytes, row in a["samples"].items():
             for case, sample in row.items():
-                print(f"info  {int(nbytes) // 1024} KiB {case}: {_fmt(sample)}")
+                print(f"info  {int(nbytes) // 1024} KiB {case}: {format_sample(sample)}")
         for line in a["verdict"]["failures"]:
             print(f"FAIL  {line}")
         if "B_C_memcpy_kinds" in result:

@@ -34,7 +34,8 @@ def _ratios(sample: Sample) -> list[float]:
     return [h / k if k > 0 else float("inf") for h, k in zip(sample["host_ms"], sample["kernel_ms"])]
 
 
-def _fmt(sample: Sample) -> str:
+def format_sample(sample: Sample) -> str:
+    """A sample's host times and kernel, for a failure line."""
     h, k = sample["host_ms"], sample["kernel_ms"]
     return (
         f"host min/median/max {min(h):.3f}/{statistics.median(h):.3f}/{max(h):.3f} ms "
@@ -64,12 +65,12 @@ def host_blocking_verdict(
         if control is None or min(_ratios(control)) < CONTROL_FRACTION:
             control_ok = False
             failures.append(
-                f"{size} blocking control did not wait for the kernel: {_fmt(control) if control else 'missing'}"
+                f"{size} blocking control did not wait for the kernel: {format_sample(control) if control else 'missing'}"
             )
         for case in PINNED_CASES:
             if case in row and statistics.median(_ratios(row[case])) > PINNED_FAST_FRACTION:
                 pinned_ok = False
-                failures.append(f"{size} {case} did not return at once: {_fmt(row[case])}")
+                failures.append(f"{size} {case} did not return at once: {format_sample(row[case])}")
         for case in PAGEABLE_CASES:
             if case not in row:
                 continue
@@ -78,7 +79,7 @@ def host_blocking_verdict(
             else:
                 not_blocked.append(f"{size} {case}")
                 if nbytes >= required_bytes:
-                    failures.append(f"{size} {case} did not block until the stream drained: {_fmt(row[case])}")
+                    failures.append(f"{size} {case} did not block until the stream drained: {format_sample(row[case])}")
     required = [n for n in table if n >= required_bytes]
     pageable_ok = bool(required) and all(
         min(_ratios(table[n][case])) >= BLOCKED_FRACTION
