@@ -18,19 +18,18 @@ import json
 import os
 import re
 import stat
-import tempfile
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from pathlib import Path, PurePath
+from pathlib import Path
 
 from pinlint.core.diagnostics import Diagnostic
+from pinlint.core.paths import relative_posix_path
 from pinlint.safeio import (
     MAX_BASELINE_BYTES,
-    UnsafeFile,
     json_text,
     project_root,
     read_regular,
-    within,
+    write_replacing,
 )
 
 BASELINE_VERSION = 1
@@ -43,26 +42,6 @@ _WHITESPACE = re.compile(r"\s+")
 
 class BaselineError(Exception):
     """The baseline file is missing, unreadable or not a pinlint baseline."""
-
-
-def relative_posix_path(filename: str | os.PathLike[str], root: str | os.PathLike[str]) -> str:
-    """``filename`` relative to ``root`` with ``/`` separators, or absolute when outside it.
-
-    The plain paths are tried first so that a symlinked file inside the tree keeps the name
-    the user sees; resolved paths are the fallback for a root given through a symlink.
-    """
-    path = os.path.abspath(os.fspath(filename))
-    base = os.path.abspath(os.fspath(root))
-    for cand_path, cand_base in (
-        (path, base),
-        (os.path.realpath(path), os.path.realpath(base)),
-    ):
-        try:
-            if os.path.commonpath([cand_path, cand_base]) == cand_base:
-                return PurePath(os.path.relpath(cand_path, cand_base)).as_posix()
-        except ValueError:  # different drives on Windows
-            continue
-    return PurePath(path).as_posix()
 
 
 def normalize_snippet(text: str) -> str:
@@ -113,7 +92,7 @@ def write_baseline(
     path: str | os.PathLike[str],
     root: str | os.PathLike[str],
 ) -> None:
-    """Write the baseline for ``diags`` to ``path`` atomically (temp file + ``os.replace``).
+    """Write the baseline for ``diags`` to ``path`` atomically (``safeio.write_replacing``).
 
     Entries are sorted by path, code, snippet and fingerprint, so that the committed file
     diffs cleanly when findings come and go.
@@ -135,32 +114,16 @@ def write_baseline(
     text = json_text(json.dumps(document, indent=2, ensure_ascii=False)) + "\n"
 
     target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
-    # The rename below replaces a committed symlink instead of following it; a relative path
-    # through a committed symlinked folder that leads out of the project is refused.
-    if not target.is_absolute() and not within(directory, project_root(Path(root))):
-        raise UnsafeFile(f"{target}: its folder resolves outside the project; not written")
-    # mkstemp creates the file 0600; a committed baseline should keep the mode an ordinary
-    # write would give it (the existing file's, else 0644).
+    # A committed baseline keeps the mode an ordinary write would give it: the existing
+    # file's, else 0644.
     try:
         info = os.lstat(target)
         mode = info.st_mode & 0o777 if stat.S_ISREG(info.st_mode) else 0o644
     except OSError:
         mode = 0o644
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp_name, mode)
-        os.replace(tmp_name, target)
-    except BaseException:
-        try:
-            os.unlink(tmp_name)
-        except OSError:
-            pass
-        raise
+    # The rename replaces a committed symlink instead of following it; a relative path
+    # through a committed symlinked folder that leads out of the project is refused.
+    write_replacing(target, text.encode("utf-8", "backslashreplace"), project_root(Path(root)), mode=mode)
 
 
 def load_baseline(path: str | os.PathLike[str]) -> set[str]:

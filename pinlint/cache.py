@@ -27,11 +27,11 @@ import hmac
 import json
 import os
 import stat
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from pinlint import __version__, datacodec
+from pinlint.atomic_write import replace_atomically
 from pinlint.core.results import EMPTY, AnalysisSettings, FileResult
 from pinlint.core.text import digest
 from pinlint.safeio import read_regular
@@ -118,16 +118,15 @@ def write_signed(directory: Path, path: Path, magic: bytes, payload: bytes) -> N
     if key is None or not _prepare(directory, path.parent):
         return
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(magic + _mac(key, payload) + b"\n" + payload)
-            os.replace(tmp, path)  # replaces a planted link rather than following it
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        _write_signed_file(path, key, magic, payload)
     except OSError:
         pass  # read-only: nothing is remembered
+
+
+def _write_signed_file(path: Path, key: bytes, magic: bytes, payload: bytes) -> None:
+    # The rename replaces a planted link rather than following it. No fsync: a cache file torn
+    # by a crash fails its MAC and is ignored.
+    replace_atomically(path, magic + _mac(key, payload) + b"\n" + payload, mode=0o600, durable=False)
 
 
 def _prepare(root: Path, directory: Path) -> bool:
@@ -222,14 +221,7 @@ class Cache:
         try:
             if not self._prepare_directory():
                 return
-            fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=".tmp-")
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(_MAGIC + _mac(self.key, payload) + b"\n" + payload)
-                os.replace(tmp, self.file)  # replaces a planted link rather than following it
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            _write_signed_file(self.file, self.key, _MAGIC, payload)
         except OSError:
             pass  # a read-only checkout still lints; it just does not cache
 

@@ -8,7 +8,7 @@ caches are all attacker-controlled. Everything here exists so that the rest of p
   ``/dev/tty`` is refused instead of exhausting memory or blocking);
 - the *project root* is found without looking above the repository (or above a world-writable
   directory such as ``/tmp``), so files planted in a shared parent never apply;
-- writes replace files instead of following a link to outside the project.
+- writes replace files instead of following a link to outside the project (``atomic_write``).
 """
 
 from __future__ import annotations
@@ -118,30 +118,26 @@ def lexically_within(path: str | os.PathLike[str], root: str | os.PathLike[str])
     return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
 
 
-def write_replacing(path: str | os.PathLike[str], data: bytes, root: str | os.PathLike[str]) -> None:
-    """Write ``data`` to ``path`` by renaming a temp file over it.
+def write_replacing(
+    path: str | os.PathLike[str],
+    data: bytes,
+    root: str | os.PathLike[str] | None,
+    *,
+    mode: int | None = None,
+) -> None:
+    """Write ``data`` to ``path`` by renaming a temp file over it (``atomic_write``).
 
     A rename replaces a symlink at ``path`` instead of writing through it. A relative ``path``
     whose directory resolves outside ``root`` (a committed symlinked folder) is refused; an
-    absolute one is the user's explicit choice.
+    absolute one is the user's explicit choice (and so is any path when ``root`` is None). The
+    file gets ``mode``, by default what an ordinary ``open(path, "w")`` would give it.
     """
-    import tempfile
+    from pinlint.atomic_write import default_mode, replace_atomically
 
     target = Path(path)
-    directory = target.parent
-    if not target.is_absolute() and not within(directory, root):
+    if root is not None and not target.is_absolute() and not within(target.parent, root):
         raise UnsafeFile(f"{target}: its folder resolves outside the project; not written")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".pinlint-tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # what an ordinary open(path, "w") would give
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    replace_atomically(target, data, mode=default_mode() if mode is None else mode)
 
 
 _C0_C1 = {c: f"\\x{c:02x}" for c in [*range(0x09), *range(0x0A, 0x20), 0x7F, *range(0x80, 0xA0)]}

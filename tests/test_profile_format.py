@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from pinlint import profile as fmt
+from pinlint import profile_findings as findings
 from pinlint.cli import main
 from pinlint.core.diagnostics import Diagnostic, Location, ProfileCount
 from pinlint.report import ReportContext, sarif
@@ -78,7 +79,7 @@ def test_merge_adds_runs_and_counts_per_site(tmp_path: Path) -> None:
 def test_merge_of_the_same_site_with_other_kinds_keeps_them_apart() -> None:
     p = profile_of(entry(kind=fmt.HOST_CONSTRUCTION), entry(kind=fmt.NON_BLOCKING_COPY, count=1))
     assert len(p.entries()) == 2
-    index = fmt.ProfileIndex(p)
+    index = findings.ProfileIndex(p)
     assert index.lookup("PIN001", "hot.py", 5, 11) == (fmt.HOST_CONSTRUCTION, 7, 56)
     assert index.lookup("PIN005", "hot.py", 5, 11) == (fmt.NON_BLOCKING_COPY, 1, 56)
     assert index.lookup("PIN001", "hot.py", 5, 12) is None
@@ -165,8 +166,8 @@ def test_not_a_file(tmp_path: Path) -> None:
 
 
 def test_describe() -> None:
-    assert fmt.describe(40_960, 3_100_000) == "ran 40,960 times, 3.1 MB"
-    assert fmt.describe(1, 999) == "ran once, 999 B"
+    assert findings.describe(40_960, 3_100_000) == "ran 40,960 times, 3.1 MB"
+    assert findings.describe(1, 999) == "ran once, 999 B"
 
 
 # -- pinlint check --profile ------------------------------------------------------------------
@@ -273,8 +274,8 @@ def test_sarif_rank_and_properties() -> None:
 
 
 def test_annotate_keeps_rules_the_profile_cannot_measure() -> None:
-    index = fmt.ProfileIndex(profile_of(entry()))
+    index = findings.ProfileIndex(profile_of(entry()))
     d = Diagnostic("PIN004", "n", "m", "/p/hot.py", Location(5, 11), Location(5, 12), 5, "u")
-    kept, dropped = fmt.annotate([d], index, "/p", min_runs=10)
+    kept, dropped = findings.annotate([d], index, "/p", min_runs=10)
     assert dropped == 0 and kept[0].profile == ProfileCount(0, measured=False)
     assert d.profile is None  # the input is not mutated

@@ -37,6 +37,7 @@ from pinlint.analysis.values import (
     only,
 )
 from pinlint.core.diagnostics import Location
+from pinlint.core.text import split_lines
 
 
 class _Columns:
@@ -84,7 +85,7 @@ def fast_constructions(
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return None
-    source_lines = source.splitlines(keepends=True)
+    source_lines = split_lines(source)  # the tokenizer's lines, as ast counts them (not str.splitlines)
     columns = _Columns(segment, lines, source_lines)
     sites: list[ConstructionSite] = []
     try:

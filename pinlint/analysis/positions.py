@@ -11,7 +11,6 @@ change shape, ``Positions`` falls back to ``PositionProvider``.
 
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -20,6 +19,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from pinlint.analysis.triage import Segment
 from pinlint.core.diagnostics import Location
+from pinlint.core.text import LineIndex
 
 
 @dataclass
@@ -78,23 +78,16 @@ class NodeSpans:
     """1-based line and 0-based column of node starts and ends, like ``CodeRange``."""
 
     def __init__(self, module: cst.Module, source: str) -> None:
-        self._line_starts = [0]
-        for index, char in enumerate(source):
-            if char == "\n" or (char == "\r" and source[index + 1 : index + 2] != "\n"):
-                self._line_starts.append(index + 1)
+        self._lines = LineIndex.of(source)
         state = _OffsetState(default_indent=module.default_indent, default_newline=module.default_newline)
         module._codegen(state)
         self._spans = state.spans
 
-    def _line_column(self, offset: int) -> tuple[int, int]:
-        line = bisect.bisect_right(self._line_starts, offset)
-        return line, offset - self._line_starts[line - 1]
-
     def start(self, node: cst.CSTNode) -> tuple[int, int]:
-        return self._line_column(self._spans[id(node)][0])
+        return self._lines.line_column(self._spans[id(node)][0])
 
     def end(self, node: cst.CSTNode) -> tuple[int, int]:
-        return self._line_column(self._spans[id(node)][1])
+        return self._lines.line_column(self._spans[id(node)][1])
 
 
 class Positions:

@@ -11,7 +11,6 @@ first.
 
 from __future__ import annotations
 
-import bisect
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -26,6 +25,7 @@ from pinlint.analysis.positions import Positions
 from pinlint.analysis.scopes import iter_statements
 from pinlint.analysis.triage import EnclosingDefs, Segment, segment_for, segment_text
 from pinlint.analysis.values import Kind, Value
+from pinlint.core.text import LineIndex
 
 if TYPE_CHECKING:
     from pinlint.analysis.expressions import Evaluator
@@ -74,7 +74,7 @@ class FileSummaries:
         self._declared: set[str] | None = None
         self._family_memo: dict[str, list[ClassRange] | None] = {}
         self._indirect: bool | None = None
-        self._line_starts: list[int] | None = None
+        self._line_index: LineIndex | None = None
         #: Scopes that hit the step budget: (row, name, why).
         self.over_budget: list[tuple[int, str, str]] = []
 
@@ -258,12 +258,9 @@ class FileSummaries:
 
     def line_of(self, offset: int) -> int:
         """0-based line of a character offset of the text."""
-        if self._line_starts is None:
-            starts = [0]
-            for line in self.lines:
-                starts.append(starts[-1] + len(line))
-            self._line_starts = starts
-        return bisect.bisect_right(self._line_starts, offset) - 1
+        if self._line_index is None:
+            self._line_index = LineIndex(self.lines)
+        return self._line_index.row_of(offset)
 
     def _assigned(self, line: int, key: str, evaluator: Evaluator) -> Value | None:
         start = self.enclosing_def(line)

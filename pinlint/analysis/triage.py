@@ -13,12 +13,11 @@ continuation) fails to parse, and the caller then parses the whole file instead.
 from __future__ import annotations
 
 import bisect
-import itertools
 import re
 from dataclasses import dataclass
 from functools import lru_cache, partial
 
-from pinlint.core.text import split_lines
+from pinlint.core.text import LineIndex, split_lines
 
 _DEF = re.compile(r"([ \t]*)(?:async[ \t]+)?def[ \t]")
 
@@ -131,13 +130,13 @@ class EnclosingDefs:
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
         text = "".join(lines)
-        starts = list(itertools.accumulate((len(line) for line in lines), initial=0))
+        row_of = LineIndex(lines).row_of
         self.rows: list[int] = []
         #: The def's indent, or -1 for a column-0 statement.
         self.indents: list[int] = []
         for match in _WALK_STOPS.finditer(text):
             indent = match.group(1)
-            self.rows.append(bisect.bisect_right(starts, match.start()) - 1)
+            self.rows.append(row_of(match.start()))
             self.indents.append(len(indent) if indent is not None else -1)
 
     def of(self, hit: int) -> int | None:
@@ -196,10 +195,10 @@ def _hit_lines(text: str, lines: list[str], triggers: Triggers) -> list[int]:
     """0-based indices of trigger lines, found by one regex pass over the whole text."""
     if triggers.pattern is None:
         return []
-    starts = [0, *itertools.accumulate(map(len, lines))]
+    index_of = LineIndex(lines).row_of
     found: list[int] = []
     for match in triggers.pattern.finditer(text):
-        index = bisect.bisect_right(starts, match.start()) - 1
+        index = index_of(match.start())
         if (not found or found[-1] != index) and _is_hit(lines[index]):
             found.append(index)
     return found

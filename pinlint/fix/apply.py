@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from pinlint.core.diagnostics import Diagnostic, Edit
-from pinlint.core.text import LineIndex
+from pinlint.core.text import LineIndex, split_lines
 
 
 def apply_edits(text: str, edits: list[Edit]) -> str:
@@ -66,9 +66,7 @@ def parses(text: str) -> str | None:
 def unified_diff(old: str, new: str, display: str) -> str:
     import difflib  # only --diff needs it
 
-    diff = difflib.unified_diff(
-        old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=f"a/{display}", tofile=f"b/{display}"
-    )
+    diff = difflib.unified_diff(split_lines(old), split_lines(new), fromfile=f"a/{display}", tofile=f"b/{display}")
     out = []
     for line in diff:
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")

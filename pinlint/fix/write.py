@@ -1,7 +1,6 @@
-"""Atomic, careful writes: temp file in the same directory + fsync + rename.
-
-A reader (or a crash, or SIGKILL) sees either the whole old file or the whole new one. The
-file's permissions are kept. A file that changed on disk since pinlint read it is not written.
+"""Rewriting a source file (--fix, --add-noqa): atomically (``atomic_write.replace_atomically``),
+through a symlink whose target stays in the project, keeping the file's permissions. A file
+that changed on disk since pinlint read it is not written.
 """
 
 from __future__ import annotations
@@ -10,6 +9,7 @@ import os
 import stat
 from pathlib import Path
 
+from pinlint.atomic_write import replace_atomically
 from pinlint.core.text import digest
 
 
@@ -47,41 +47,19 @@ def atomic_write(path: Path, data: bytes, expected_digest: str) -> None:
     info = path.stat()
     if not os.access(path, os.W_OK):
         raise PermissionError(f"{path}: permission denied (file is read-only)")
-    import tempfile  # imported here: most runs write nothing, and it costs start-up time
 
-    directory = path.parent
-    tmp: Path | None = None
-    try:
-        # Inside the try, so that Ctrl-C right after the temp file exists still removes it.
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".pinlint-tmp", dir=directory)
-        tmp = Path(tmp_name)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        # Never setuid/setgid on a file now owned by whoever runs pinlint (root over another
-        # user's checkout); as root, give the file back to its owner.
-        os.chmod(tmp, stat.S_IMODE(info.st_mode) & ~(stat.S_ISUID | stat.S_ISGID))
-        if hasattr(os, "geteuid") and os.geteuid() == 0 and (info.st_uid, info.st_gid) != (0, 0):
-            try:
-                os.chown(tmp, info.st_uid, info.st_gid)
-            except OSError:
-                pass
-        # Last look: a write that raced us between the check above and now is not clobbered.
+    def last_look() -> None:
+        # A write that raced us between the check above and the rename is not clobbered.
         if digest(path.read_bytes()) != expected_digest:
             raise ChangedOnDisk("modified while pinlint was writing; not overwritten")
-        os.replace(tmp, path)
-    except BaseException:
-        if tmp is not None:
-            tmp.unlink(missing_ok=True)
-        raise
-    try:
-        dir_fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)  # make the rename itself durable
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
+
+    # Never setuid/setgid on a file now owned by whoever runs pinlint (root over another
+    # user's checkout); as root, give the file back to its owner.
+    as_root = hasattr(os, "geteuid") and os.geteuid() == 0 and (info.st_uid, info.st_gid) != (0, 0)
+    replace_atomically(
+        path,
+        data,
+        mode=stat.S_IMODE(info.st_mode) & ~(stat.S_ISUID | stat.S_ISGID),
+        owner=(info.st_uid, info.st_gid) if as_root else None,
+        last_look=last_look,
+    )

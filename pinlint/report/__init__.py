@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pinlint.core.diagnostics import Diagnostic
 
+from pinlint.core.diagnostics import Diagnostic
+
 
 @dataclass(frozen=True)
 class ReportContext:
@@ -28,9 +30,37 @@ def profile_suffix(d: Diagnostic) -> str:
     (every text format shows it after the message)."""
     if d.profile is None:
         return ""
-    from pinlint.profile import finding_note
+    from pinlint.profile_findings import finding_note
 
     return f" ({finding_note(d.profile)})"
 
 
 FORMATS: tuple[str, ...] = ("full", "concise", "json", "json-lines", "github", "sarif", "gitlab", "junit")
+
+
+def render(
+    fmt: str,
+    diagnostics: list[Diagnostic],
+    root: Path,
+    selected: set[str],
+    unsafe_fixes: bool = False,
+    color: bool = False,
+    sources: dict[str, str] | None = None,
+) -> str:
+    """The report in format ``fmt`` (one of ``FORMATS``); ``sources`` maps a file name to its
+    text where it is not to be read from disk (stdin)."""
+    if fmt == "full":
+        from pinlint.report.human import render_full
+
+        return render_full(diagnostics, root, color=color, unsafe_fixes=unsafe_fixes, sources=sources)
+    if fmt == "concise":
+        from pinlint.report.human import render_concise
+
+        return render_concise(diagnostics, root, unsafe_fixes)
+    import importlib
+
+    from pinlint import __version__
+
+    ctx = ReportContext(root=root, version=__version__, selected_codes=tuple(sorted(selected)))
+    module = importlib.import_module(f"pinlint.report.{fmt.replace('-', '_') if fmt != 'json' else 'json_format'}")
+    return module.render(diagnostics, ctx)

@@ -12,8 +12,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from pinlint.baseline import assign_fingerprints, relative_posix_path
+from pinlint.baseline import assign_fingerprints
 from pinlint.core.diagnostics import Diagnostic
+from pinlint.core.paths import relative_posix_path
 from pinlint.report import ReportContext, profile_suffix
 from pinlint.report.json_format import sorted_diagnostics
 from pinlint.safeio import json_text

@@ -11,24 +11,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pinlint.core.diagnostics import Applicability, Diagnostic
+from pinlint.core.paths import display_path
 from pinlint.core.text import split_lines
 from pinlint.fix.apply import apply_edits
 from pinlint.report import profile_suffix
 from pinlint.safeio import printable
-
-
-def display_path(filename: str, root: Path) -> str:
-    """The path relative to ``root`` as the user wrote it (symbolic links are not followed: a
-    dangling link is reported by its own name)."""
-    path = Path(filename)
-    try:
-        return path.absolute().relative_to(root.absolute()).as_posix()
-    except ValueError:
-        pass
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except (ValueError, OSError):
-        return filename
 
 
 def _marker(diagnostic: Diagnostic, unsafe_fixes: bool) -> str:
@@ -108,7 +95,7 @@ def _full_block(d: Diagnostic, lines: list[str], root: Path, unsafe_fixes: bool)
         [(f" --> {display_path(d.filename, root)}:{d.location.row}:{d.location.column}", "blue")],
     ]
     if d.profile is not None:
-        from pinlint.profile import finding_note
+        from pinlint.profile_findings import finding_note
 
         out.append([(f"  = profile: {finding_note(d.profile)}", "bold magenta" if d.profile.count else "")])
     first = max(1, d.location.row - 1)

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from itertools import groupby
 from pathlib import PurePosixPath
 
-from pinlint.baseline import relative_posix_path
 from pinlint.core.diagnostics import Diagnostic
+from pinlint.core.paths import relative_posix_path
 from pinlint.report import ReportContext, profile_suffix
 from pinlint.report.json_format import sorted_diagnostics
 

@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from pinlint.baseline import assign_fingerprints, relative_posix_path
+from pinlint.baseline import assign_fingerprints
 from pinlint.catalog import RuleDoc, get_rule
 from pinlint.core.diagnostics import Diagnostic, Edit, Fix, Location, ProfileCount
+from pinlint.core.paths import relative_posix_path
 from pinlint.report import ReportContext
 from pinlint.report.json_format import profile_to_dict, sorted_diagnostics
 from pinlint.safeio import json_text

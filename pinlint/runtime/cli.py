@@ -157,15 +157,17 @@ def _exit_status(code: object) -> int:
 
 
 def _render_full(report: Report) -> str:
+    from pinlint.core.paths import display_path
+
     cwd = os.getcwd()
     lines = []
     for v, count in report.grouped():
         d = v.to_diagnostic()
-        path = os.path.relpath(d.filename, cwd) if not d.filename.startswith("<") else d.filename
+        path = display_path(d.filename, cwd) if not d.filename.startswith("<") else d.filename
         times = f" (x{count})" if count > 1 else ""
         lines.append(f"{path}:{d.location.row}:{d.location.column}: {d.code} {d.message}{times}")
         if v.copy_site is not None and v.copy_site != v.location:
-            lines.append(f"    copy at {os.path.relpath(v.copy_site.filename, cwd)}:{v.copy_site.row}")
+            lines.append(f"    copy at {display_path(v.copy_site.filename, cwd)}:{v.copy_site.row}")
     lines.append(closing_line(report))
     return "\n".join(lines)
 

@@ -23,7 +23,6 @@ pin are known as pinned; with ``--pinlint-simulate=fake`` test modules are impor
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections import Counter
 from collections.abc import Generator
@@ -239,6 +238,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     state = config.stash.get(_STATE, None)
     if state is None or state.watched == 0:
         return
+    from pinlint.core.paths import display_path
+
     tr = terminalreporter
     if state.profile_message:
         tr.write_line(state.profile_message, red="error" in state.profile_message)
@@ -269,13 +270,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             groups[key] = (prev[0], prev[1] + 1, prev[2])
     root = str(config.rootpath)
     for (code, filename, row), (v, count, tests) in sorted(groups.items(), key=lambda kv: kv[0][1:] + (kv[0][0],)):
-        path = os.path.relpath(filename, root) if filename.startswith(root) else filename
+        path = display_path(filename, root)
         copy = v.copy_site
-        copy_note = (
-            f" (copy at {os.path.relpath(copy.filename, root) if copy.filename.startswith(root) else copy.filename}:{copy.row})"
-            if copy and copy != v.location
-            else ""
-        )
+        copy_note = f" (copy at {display_path(copy.filename, root)}:{copy.row})" if copy and copy != v.location else ""
         tr.write_line(
             f"{path}:{row}: {code} {v.kind}{copy_note} x{count} in {len(tests)} test(s): {', '.join(sorted(tests)[:3])}{' ...' if len(tests) > 3 else ''}"
         )

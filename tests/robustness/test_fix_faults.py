@@ -199,7 +199,7 @@ def test_atomic_write_keeps_mode(tmp_path: Path) -> None:
 @pytest.mark.parametrize("stage", ["after check", "before atomic_write", "before rename"])
 def test_file_edited_during_fix_is_not_clobbered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stage: str) -> None:
     """Through the CLI (CliRunner): an edit racing pinlint at each stage is kept and reported."""
-    import pinlint.app as pipeline
+    import pinlint.app.engine as pipeline
 
     project = make_project(tmp_path, {"m.py": PIN_SNIPPET, "other.py": PIN_SNIPPET})
     target = project / "m.py"

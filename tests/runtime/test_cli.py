@@ -15,6 +15,7 @@ torch = pytest.importorskip("torch")
 
 from click.testing import CliRunner
 
+from pinlint.core.paths import display_path
 from pinlint.runtime.cli import Program, parse_program, probe_command, trace_command
 
 REPO = Path(__file__).resolve().parents[2]
@@ -85,7 +86,7 @@ def test_trace_full_output_and_exit_1(script: Path) -> None:
     result = invoke("--simulate-cuda", "--", "python", str(script), "0")
     assert result.exit_code == 1
     assert "args: ['0']" in result.stdout and "after the copies" in result.stdout
-    path = os.path.relpath(script)
+    path = display_path(script, Path.cwd())  # as `pinlint check` shows it: outside the cwd, as given
     line = SCRIPT.splitlines()[BAD_ROW - 1]
     assert f"{path}:{BAD_ROW}:{line.index('torch.tensor') + 1}: PIN001 " in result.stdout
     assert "Found 1 violation in 2 H2D transfers (simulated CUDA)." in result.stdout

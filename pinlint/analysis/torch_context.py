@@ -1,0 +1,94 @@
+"""What a torch handler (``torch_semantics``) sees of the interpreter (``Context``), and the
+allocation facts every factory handler shares: ``device=``, ``pin_memory=``, and what memory a
+call that accepts ``pin_memory=`` allocates."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import libcst as cst
+
+from pinlint import torch_api
+from pinlint.analysis.callargs import has_star_kwargs, is_false, keyword_args
+from pinlint.analysis.devices import RUNTIME_OR_ACCELERATOR, DeviceClass, classify_device
+from pinlint.analysis.events import EventSink
+from pinlint.analysis.scopes import ScopeNames
+from pinlint.analysis.values import DEVICE, PINNED, UNKNOWN, Value, is_pydata, pageable
+
+
+class Context(Protocol):
+    """The interpreter state a handler may read."""
+
+    names: ScopeNames
+    events: EventSink
+    #: A default device may be set (``with torch.device(...)``, ``set_default_device``).
+    default_device_unknown: bool
+    #: The statement being walked (for ``# noqa`` rows of events).
+    statement: cst.CSTNode
+
+    @property
+    def loops(self) -> tuple[int, ...]:
+        """ids of the loops being walked, innermost last."""
+        ...
+
+    def value_of(self, node: cst.BaseExpression) -> Value:
+        """The value computed for an already evaluated expression (UNKNOWN if none)."""
+        ...
+
+    def list_elements(self, node: cst.BaseExpression) -> Value | None:
+        """For a list this function built (``parts.append(t)``): its elements' values."""
+        ...
+
+
+# ---------------------------------------------------------------------------- shared facts
+def device_kw(ctx: Context, call: cst.Call) -> tuple[DeviceClass, cst.Arg | None]:
+    arg = keyword_args(call).get("device")
+    if arg is None:
+        return (DeviceClass.DEFAULT, None)
+    return (classify_device(arg.value, ctx.names.torch_function), arg)
+
+
+def _pinned_kw(call: cst.Call) -> bool | None:
+    """True: pin_memory=<not False>; False: pin_memory=False; None: absent."""
+    arg = keyword_args(call).get("pin_memory")
+    if arg is None:
+        return None
+    return not is_false(arg.value)
+
+
+def allocated_value(ctx: Context, call: cst.Call, what: str, *, factory: str, data: Value | None = None) -> Value:
+    """The value of a factory call that accepts ``pin_memory=`` (where it allocates)."""
+    if has_star_kwargs(call):
+        return UNKNOWN  # `**kwargs` may carry device= or pin_memory=
+    pinned = _pinned_kw(call)
+    device, _ = device_kw(ctx, call)
+    if device in RUNTIME_OR_ACCELERATOR:
+        # A run-time device (`device=dev`) may well be the host, but host-ness then rests on a
+        # run-time condition: treated like a device value, so that a sibling path that is
+        # host-pageable is not flagged on its own (precision first).
+        return DEVICE
+    if device is DeviceClass.OTHER:
+        return UNKNOWN  # e.g. "meta": no memory at all
+    if pinned:
+        return PINNED
+    if device is DeviceClass.DEFAULT and ctx.default_device_unknown:
+        return UNKNOWN  # a default device may be set: the factory may allocate on it
+    data_is_python = data is not None and is_pydata(data)
+    return pageable(
+        call, pinnable=True, what=what, data_is_python=data_is_python, factory=factory, vector=_vector(call, factory)
+    )
+
+
+def _vector(call: cst.Call, factory: str) -> bool:
+    """The allocation is provably not 0-dimensional: list data, or sizes given."""
+    args = [a.value for a in call.args if a.keyword is None and not a.star]
+    if factory == "tensor":
+        return bool(args) and isinstance(args[0], (cst.List, cst.ListComp, cst.Tuple))
+    if factory in ("arange", "linspace", "logspace", "randperm", "eye", "tril_indices", "triu_indices"):
+        return True
+    if factory in torch_api.SIZED_FACTORIES or factory == "empty_strided":
+        # A size argument; `torch.zeros(())` is the 0-dim spelling.
+        return bool(args) and not (isinstance(args[0], (cst.Tuple, cst.List)) and not args[0].elements)
+    if factory == "randint":
+        return any(isinstance(a, (cst.Tuple, cst.List)) and a.elements for a in args)
+    return False
