@@ -1,5 +1,6 @@
 """PIN004's unsafe fix, proven by running it: every function of the PIN004 fixtures runs before
-and after ``--fix --unsafe-fixes`` (the ``fixed/`` snapshots) and computes the same, with real CPU
+and after ``--fix --unsafe-fixes`` (the fix made here, checked against the case's ``fixed.diff``)
+and computes the same, with real CPU
 tensors in the simulated CUDA world (where ``torch.cuda.current_stream().synchronize()`` exists on
 a CPU-only build); and under a simulated watch, each function the fix changed has a runtime PIN004
 finding before and none after."""
@@ -9,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import inspect
+import os
 import runpy
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
@@ -87,16 +89,47 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _pairs() -> list[tuple[str, str, Path, Path]]:
-    out = []
-    for case, file in CASES:
-        fixed = FIXTURES / case / "fixed" / file
-        out.append((case, file, FIXTURES / case / file, fixed if fixed.exists() else FIXTURES / case / file))
+@pytest.fixture(scope="module")
+def fixed_cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Path]]:
+    """Each case's files without their markers (``before``) and after ``--fix --unsafe-fixes``
+    (``after``); the fix must be the case's ``fixed.diff``, so that these runs test the snapshot."""
+    from click.testing import CliRunner
+
+    from pinlint.cli import main
+    from tests.test_fixtures import _args, _prepare, unified_diff
+
+    out = {}
+    for case in sorted({c for c, _ in CASES}):
+        root = tmp_path_factory.mktemp(case)
+        before, texts, _ = _prepare(FIXTURES / case, root / "before")
+        after, _, _ = _prepare(FIXTURES / case, root / "after")
+        args = ["check", ".", "--no-cache", *_args(FIXTURES / case), "--fix", "--unsafe-fixes"]
+        here = os.getcwd()
+        os.chdir(after)
+        try:
+            CliRunner().invoke(main, args, catch_exceptions=False)
+        finally:
+            os.chdir(here)
+        diff = "".join(unified_diff(r, texts[r], (after / r).read_text()) for r in sorted(texts))
+        assert diff == (FIXTURES / case / "fixed.diff").read_text(), case
+        out[case] = (before, after)
     return out
 
 
-@pytest.mark.parametrize(("case", "file", "original", "fixed"), _pairs(), ids=[f"{c}/{f}" for c, f, _o, _x in _pairs()])
-def test_fixed_functions_run_and_compute_the_same(case: str, file: str, original: Path, fixed: Path) -> None:
+def _pair(fixed_cases: dict[str, tuple[Path, Path]], case: str, file: str) -> tuple[Path, Path]:
+    """The file before and after the fix; asserts it changed exactly when ``fixed.diff`` says so
+    (``local_import.py`` is a no-fix case), so that no test below passes vacuously."""
+    before, after = fixed_cases[case]
+    fixed_here = f"+++ b/{file}\n" in (FIXTURES / case / "fixed.diff").read_text()
+    assert ((before / file).read_text() != (after / file).read_text()) == fixed_here
+    return before / file, after / file
+
+
+@pytest.mark.parametrize(("case", "file"), CASES, ids=[f"{c}/{f}" for c, f in CASES])
+def test_fixed_functions_run_and_compute_the_same(
+    case: str, file: str, fixed_cases: dict[str, tuple[Path, Path]]
+) -> None:
+    original, fixed = _pair(fixed_cases, case, file)
     with simulated_cuda():
         before = _functions(_load(original, f"{case}_before"))
         after = _functions(_load(fixed, f"{case}_after"))
@@ -122,22 +155,23 @@ def _rows(report: Report) -> list[int]:
     return [v.location.row for v in report.violations if v.code == PIN004]
 
 
-@pytest.mark.parametrize(("case", "file", "original", "fixed"), _pairs(), ids=[f"{c}/{f}" for c, f, _o, _x in _pairs()])
-def test_fixed_functions_are_clean_at_run_time(case: str, file: str, original: Path, fixed: Path) -> None:
+@pytest.mark.parametrize(("case", "file"), CASES, ids=[f"{c}/{f}" for c, f in CASES])
+def test_fixed_functions_are_clean_at_run_time(case: str, file: str, fixed_cases: dict[str, tuple[Path, Path]]) -> None:
+    original, fixed = _pair(fixed_cases, case, file)
     with simulated_cuda():
         before = _functions(_load(original, f"{case}_before"))
         after = _functions(_load(fixed, f"{case}_after"))
     changed = [name for name in before if inspect.getsource(before[name]) != inspect.getsource(after[name])]
     checked = [name for name in changed if name not in NOT_SEEN_AT_RUN_TIME]
-    assert checked or original == fixed  # never pass vacuously
+    assert checked or original.read_text() == fixed.read_text()  # never pass vacuously
     for name in checked:
         assert _runtime_reads(before[name], name), f"{name}: the original reads too early"
         assert _runtime_reads(after[name], name) == [], f"{name}: the fix synchronises before the read"
 
 
-def test_fixed_module_level_script_is_clean_at_run_time() -> None:
-    case = FIXTURES / "pin004_fixes"
-    for path, expected in ((case / "script.py", 1), (case / "fixed" / "script.py", 0)):
+def test_fixed_module_level_script_is_clean_at_run_time(fixed_cases: dict[str, tuple[Path, Path]]) -> None:
+    original, fixed = _pair(fixed_cases, "pin004_fixes", "script.py")
+    for path, expected in ((original, 1), (fixed, 0)):
         with watch(simulate="fake") as report:
             runpy.run_path(str(path))
         assert len(_rows(report)) == expected, path
