@@ -158,7 +158,7 @@ def analyze_text(text: str, settings: AnalysisSettings, *, newline: str = "\n") 
             result.syntax_error = module_or_error
             return result
         parsed = [(module_or_error, WHOLE_FILE, "".join(lines))]
-    from pinlint.analysis.interpreter import BudgetExceeded
+    from pinlint.analysis.budget import BudgetExceeded
 
     deadline = time.monotonic() + FILE_TIME_LIMIT
     try:
@@ -210,14 +210,12 @@ def _findings(
     """Interpret the candidate functions (and, on demand, the functions of the file they depend
     on), then the callers of functions that copy their parameters; rules turn events into
     findings."""
-    from pinlint.analysis import expressions
+    from pinlint.analysis.budget import SCOPE_STEP_BUDGET
     from pinlint.analysis.interpreter import Interpreter
     from pinlint.analysis.summaries import FileSummaries
 
     def make(scope, sink, summaries):  # type: ignore[no-untyped-def]
-        return Interpreter(
-            names, scope, sink, budget=expressions.SCOPE_STEP_BUDGET, deadline=deadline, summaries=summaries
-        )
+        return Interpreter(names, scope, sink, budget=SCOPE_STEP_BUDGET, deadline=deadline, summaries=summaries)
 
     summaries = FileSummaries(names, lines, rules.listened, make)
     reported = []

@@ -13,6 +13,8 @@ import libcst as cst
 
 from pinlint import torch_api
 from pinlint.analysis import d2h, torch_semantics
+from pinlint.analysis.budget import _DEADLINE_EVERY, SCOPE_STEP_BUDGET, BudgetExceeded
+from pinlint.analysis.builtins import READ_ONLY_BUILTINS, repeats_a_list
 from pinlint.analysis.env import Env
 from pinlint.analysis.events import EventSink
 from pinlint.analysis.host_uses import HostUses
@@ -33,46 +35,6 @@ from pinlint.analysis.values import (
     pageable,
 )
 
-#: Builtins that only read their arguments (a tensor passed to them does not escape).
-_READ_ONLY_BUILTINS = frozenset(
-    {
-        "print",
-        "len",
-        "isinstance",
-        "type",
-        "id",
-        "repr",
-        "str",
-        "format",
-        "bool",
-        "hash",
-        "int",
-        "float",
-        "max",
-        "min",
-        "sum",
-        "any",
-        "all",
-        "abs",
-        "round",
-    }
-)
-
-
-def _repeats_a_list(node: cst.BinaryOperation, left: Value, right: Value) -> bool:
-    """``[0] * n`` / ``n * [0]``: a list literal times something that is not a tensor or array."""
-    from pinlint.analysis.values import Kind, kinds
-
-    for literal, other in ((node.left, right), (node.right, left)):
-        if isinstance(literal, (cst.List, cst.ListComp)) and not kinds(other) & {
-            Kind.NUMPY,
-            Kind.PAGEABLE,
-            Kind.PINNED,
-            Kind.DEVICE,
-        }:
-            return True
-    return False
-
 
 class Summaries(Protocol):
     """What the rest of the file says about names this function does not bind itself."""
@@ -82,17 +44,6 @@ class Summaries(Protocol):
     def call(self, evaluator: Evaluator, call: cst.Call) -> Value | None: ...
 
     def forward_arguments(self, evaluator: Evaluator, call: cst.Call) -> None: ...
-
-
-class BudgetExceeded(Exception):
-    """The scope took more analysis steps (or time) than allowed: its results are dropped."""
-
-
-#: Analysis steps (statements walked + expressions evaluated) allowed per scope. Real functions
-#: of large projects take a few thousand; generated code can take far more.
-SCOPE_STEP_BUDGET = 400_000
-#: How often (in steps) the wall-clock deadline is looked at.
-_DEADLINE_EVERY = 4096
 
 
 class Evaluator:
@@ -123,7 +74,7 @@ class Evaluator:
         #: factories without ``device=`` may allocate on an accelerator.
         self.default_device_unknown = names.sets_default_device
         self._values: dict[int, Value] = {}
-        #: id(construction node) -> the statement it sits in (for ``# noqa`` rows).
+        #: id(construction node) -> the statement it sits in (for the rows noqa comments are read on).
         self.statement_of: dict[int, cst.CSTNode] = {}
         #: Analysis steps taken (deterministic: tests assert how it grows).
         self.steps = 0
@@ -202,7 +153,7 @@ class Evaluator:
         value = self._evaluate(node)
         self._values[id(node)] = value
         for origin in value:
-            if origin.node is node:  # born here: remember its statement for `# noqa`
+            if origin.node is node:  # born here: remember its statement (noqa comments are read there)
                 self.statement_of.setdefault(id(node), self.statement)
                 self.uses.birth_loops.setdefault(id(node), self.loops)
         return value
@@ -257,7 +208,7 @@ class Evaluator:
             right = self.ev(node.right)
             if is_pydata(left) and is_pydata(right):
                 return PYDATA  # e.g. `[0] + lens`, `n * 2`
-            if isinstance(node.operator, cst.Multiply) and _repeats_a_list(node, left, right):
+            if isinstance(node.operator, cst.Multiply) and repeats_a_list(node, left, right):
                 return PYDATA  # `[0] * n`: a list repeated (n is a count)
             d2h.computed(self, node)  # PIN004: arithmetic on a pending host destination reads it
             return combine([left, right], node, "an arithmetic result")
@@ -419,7 +370,7 @@ class Evaluator:
             return torch_semantics.method_call(self, method, func.value, receiver, call)
         self.ev(func)
         builtin = isinstance(func, cst.Name) and func.value not in self.env
-        if builtin and func.value in _READ_ONLY_BUILTINS:
+        if builtin and func.value in READ_ONLY_BUILTINS:
             for arg in call.args:
                 self.ev(arg.value)
         else:

@@ -16,8 +16,9 @@ from __future__ import annotations
 import libcst as cst
 
 from pinlint.analysis import d2h
+from pinlint.analysis.budget import BudgetExceeded
 from pinlint.analysis.env import Changes, join
-from pinlint.analysis.expressions import BudgetExceeded, Evaluator
+from pinlint.analysis.expressions import Evaluator
 from pinlint.analysis.scopes import dotted, flatten_targets
 from pinlint.analysis.values import TRUE, UNKNOWN, Kind, Origin, Value, is_pydata, parameter
 

@@ -146,7 +146,7 @@ class FileSummaries:
         self, scope: cst.FunctionDef | cst.Module, start: int, segment: Segment, class_name: str | None = None
     ) -> Interpreter | None:
         """One scope, interpreted once (a nested def may be asked for before its turn)."""
-        from pinlint.analysis.expressions import BudgetExceeded
+        from pinlint.analysis.budget import BudgetExceeded
 
         key = id(scope)
         if key in self._scopes:

@@ -23,7 +23,7 @@ class Context(Protocol):
     events: EventSink
     #: A default device may be set (``with torch.device(...)``, ``set_default_device``).
     default_device_unknown: bool
-    #: The statement being walked (for ``# noqa`` rows of events).
+    #: The statement being walked (events read noqa comments on its rows).
     statement: cst.CSTNode
 
     @property

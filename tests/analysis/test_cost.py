@@ -7,7 +7,7 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from pinlint.analysis import expressions
+from pinlint.analysis import budget
 from pinlint.analysis.events import DeviceConstruction, EventSink, SinkHit
 from pinlint.analysis.interpreter import Interpreter
 from pinlint.analysis.names import scan_names
@@ -118,7 +118,7 @@ def test_loop_carried_value_reaches_a_copy_early_in_the_body() -> None:
 
 def test_scope_over_budget_is_reported_without_findings(monkeypatch: pytest.MonkeyPatch) -> None:
     source = chained_copies(50) + "\n\ndef small(device):\n    return torch.tensor([1]).to(device, non_blocking=True)\n"
-    monkeypatch.setattr(expressions, "SCOPE_STEP_BUDGET", 200)
+    monkeypatch.setattr(budget, "SCOPE_STEP_BUDGET", 200)
     analysis = analyze_text(source, SETTINGS)
     assert [name for _, name, _ in analysis.over_budget] == ["f"]
     assert "200" in analysis.over_budget[0][2]
@@ -143,7 +143,7 @@ def test_cli_reports_skipped_file_and_over_budget_scope(tmp_path, monkeypatch: p
     (tmp_path / "pyproject.toml").write_text("[tool.pinlint]\n")
     (tmp_path / "big.py").write_text(chained_copies(50))
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(expressions, "SCOPE_STEP_BUDGET", 200)
+    monkeypatch.setattr(budget, "SCOPE_STEP_BUDGET", 200)
     quiet = CliRunner().invoke(main, ["check", "big.py", "--no-cache"])
     assert "not analysed" not in quiet.output  # only with -v
     verbose = CliRunner().invoke(main, ["check", "big.py", "--no-cache", "-v"])
