@@ -210,9 +210,9 @@ class HostReads:
         if not self._any_pending_undone():
             self._forget_all()
         if violations and session.strict:
-            from pinlint.runtime._engine import _strict_message
+            from pinlint.runtime._messages import strict_message
 
-            raise PageableNonBlockingCopy(_strict_message(violations[0]), violations)
+            raise PageableNonBlockingCopy(strict_message(violations[0]), violations)
 
 
 @dataclass(frozen=True)

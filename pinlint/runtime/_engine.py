@@ -15,7 +15,9 @@ import torch
 
 from pinlint.runtime import layout
 from pinlint.runtime._d2h import HostReads
+from pinlint.runtime._messages import strict_message
 from pinlint.runtime._modes import _WatchMode
+from pinlint.runtime._to_calls import parse_to_target, sim_to
 from pinlint.runtime._torch_refs import (
     _ACCELERATORS,
     _API,
@@ -39,10 +41,9 @@ from pinlint.runtime._torch_refs import (
     _get_dispatch_mode,
     _is_array_like_data,
     _on_cuda,
-    _parse_to,
     _Tensor,
 )
-from pinlint.runtime.model import Birth, DeviceToHostCopy, PageableNonBlockingCopy, Report, Transfer, Violation
+from pinlint.runtime.model import Birth, PageableNonBlockingCopy, Report, Transfer
 from pinlint.runtime.simulate import Simulation, StorageMap, simulated_device
 from pinlint.runtime.sites import SiteFinder
 
@@ -115,7 +116,7 @@ class Session:
             # stage it (precision: counted as a synchronisation).
             self.host_reads.synchronized()
         if violation is not None and self.strict:
-            raise PageableNonBlockingCopy(_strict_message(violation), [violation])
+            raise PageableNonBlockingCopy(strict_message(violation), [violation])
 
     def _transfer(
         self,
@@ -157,7 +158,7 @@ class Session:
     def _on_to(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         __tracebackhide__ = True
         src = args[0]
-        target = _parse_to_target(args[1:], kwargs) if isinstance(src, _Tensor) else None
+        target = parse_to_target(args[1:], kwargs) if isinstance(src, _Tensor) else None
         if target is None:
             return func(*args, **kwargs)
         device, dtype, non_blocking, memory_format = target
@@ -181,7 +182,7 @@ class Session:
                 preserve_format=preserve,
             )
         if self.sim is not None and device.type == "cuda":
-            return self._sim_to(src, device, dtype, non_blocking, memory_format, bool(kwargs.get("copy", False)))
+            return sim_to(self.sim, src, device, dtype, non_blocking, memory_format, bool(kwargs.get("copy", False)))
         return func(*args, **kwargs)
 
     def _on_cuda(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -213,7 +214,7 @@ class Session:
                 preserve_format=preserve,
             )
         if self.sim is not None:
-            return self._sim_to(src, device, None, bool(non_blocking), memory_format, False)
+            return sim_to(self.sim, src, device, None, bool(non_blocking), memory_format, False)
         return func(*args, **kwargs)
 
     def _on_copy(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -290,7 +291,7 @@ class Session:
         if src.device.type == "cpu":
             self._record("Tensor.type", src, device, non_blocking, same_dtype=dtype == src.dtype)
         if self.sim is not None:
-            return self._sim_to(src, device, dtype, non_blocking, None, False)
+            return sim_to(self.sim, src, device, dtype, non_blocking, None, False)
         return func(*args, **kwargs)
 
     def _on_foreach_copy(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -402,74 +403,3 @@ class Session:
         if isinstance(src, _Tensor) and src.device.type == "cpu":
             return self.sim.is_pinned(src)
         return func(*args, **kwargs)
-
-    # -- simulation ------------------------------------------------------------------------------
-    def _sim_to(
-        self,
-        src: torch.Tensor,
-        device: torch.device,
-        dtype: torch.dtype | None,
-        non_blocking: bool,
-        memory_format: torch.memory_format | None,
-        copy: bool,
-    ) -> torch.Tensor:
-        """What ``aten::to`` does, issued as ``_to_copy`` with an explicit device index."""
-        assert self.sim is not None
-        target = simulated_device(device)
-        if (
-            not copy
-            and src.device == target
-            and (dtype is None or dtype == src.dtype)
-            and (memory_format is None or memory_format == _PRESERVE)
-        ):
-            return src  # aten::to returns self when nothing changes
-        kw: dict[str, Any] = {"device": target, "non_blocking": non_blocking}
-        if dtype is not None:
-            kw["dtype"] = dtype
-        if memory_format is not None:
-            kw["memory_format"] = memory_format
-        with torch.no_grad():  # see simulate.py: autograd on fake CUDA tensors aborts the process
-            return _aten_to_copy(self.sim.fake(src), **kw)
-
-
-def _parse_to_target(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, bool, Any] | None:
-    """Normalise every ``Tensor.to`` spelling with the parser ``nn.Module.to`` uses.
-
-    An int device needs an accelerator to resolve; on a CPU-only build it means ``cuda:<int>``.
-    """
-    try:
-        return _parse_to(*args, **kwargs)
-    except TypeError:
-        return None
-    except RuntimeError:
-        pass
-    args2 = tuple(torch.device("cuda", a) if i == 0 and type(a) is int else a for i, a in enumerate(args))
-    kwargs2 = dict(kwargs)
-    if type(kwargs2.get("device")) is int:
-        kwargs2["device"] = torch.device("cuda", kwargs2["device"])
-    try:
-        return _parse_to(*args2, **kwargs2)
-    except (TypeError, RuntimeError):
-        return None
-
-
-def _strict_message(v: Violation) -> str:
-    """One line that starts with the copy's call site and says where the fix belongs."""
-    t = v.transfer
-    if isinstance(t, DeviceToHostCopy):
-        return (
-            f"{v.location}: host read of the destination of {t.via or t.api}(non_blocking=True) at "
-            f"{v.copy_site} before it was synchronised [{v.code}]: synchronise the copy's stream first"
-        )
-    head = f"{v.copy_site}: {t.via or t.api}(non_blocking=True) to {t.device}"
-    if v.kind == "pinned-but-staged":
-        return f"{head} from a pinned but non-contiguous source [{v.code}]: it stages through a pageable temporary; copy from a contiguous pinned buffer"
-    birth = t.birth
-    if birth is None:
-        return f"{head} from pageable host memory [{v.code}]: the source was not created by a known factory inside the watch"
-    if birth.pinnable and birth.pin_memory_false:
-        return f"{head} from pageable host memory [{v.code}]: the source was built by `{birth.factory}` at {birth.site} with a pin_memory= that evaluated to False at run time; make it true there"
-    if birth.pinnable:
-        return f"{head} from pageable host memory [{v.code}]: the source was built by `{birth.factory}` at {birth.site} without pin_memory=; pin it there"
-    why = f" ({birth.note})" if birth.note else ""
-    return f"{head} from pageable host memory [{v.code}]: the source was built by `{birth.factory}`{why} at {birth.site}, which cannot pin; stage it into a pinned buffer"
