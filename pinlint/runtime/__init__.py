@@ -20,10 +20,10 @@ from pinlint.runtime.model import (
     Birth,
     PageableNonBlockingCopy,
     PinlintRuntimeWarning,
-    Report,
     Transfer,
     Violation,
 )
+from pinlint.runtime.report import Report
 from pinlint.runtime.sites import Site
 from pinlint.runtime.watch import simulated_cuda, watch
 

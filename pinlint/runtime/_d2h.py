@@ -6,7 +6,7 @@ A copy is *pending* from the moment it is issued until
 
 * on simulated CUDA: the next synchronisation, that is a synchronisation call of the simulated
   world (``torch.cuda.synchronize()``, ``Stream``/``Event.synchronize()``, a ``query()``,
-  ``torch.accelerator.synchronize()``: ``simulate.sync_epoch``) or a blocking device operation
+  ``torch.accelerator.synchronize()``: ``simulate_streams.sync_epoch``) or a blocking device operation
   the watch sees (a blocking copy to or from a device, a non_blocking host-to-device copy from
   pageable memory, which CUDA may synchronise to stage, a value read of a device tensor);
 * on real CUDA: the completion of an event recorded on the copy's stream right after it.
@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from pinlint.runtime import simulate
+from pinlint.runtime import simulate_streams
 from pinlint.runtime._torch_refs import _ACCELERATORS, _CPU, _D2H_READS, _Tensor
 from pinlint.runtime.model import DeviceToHostCopy, PageableNonBlockingCopy
 from pinlint.runtime.simulate import StorageMap
@@ -46,7 +46,7 @@ _PRUNE_EVERY = 256
 @dataclass
 class _Pending:
     copy: DeviceToHostCopy
-    #: ``simulate.sync_epoch()`` when the copy was issued.
+    #: ``simulate_streams.sync_epoch()`` when the copy was issued.
     epoch: int
     #: Real CUDA: an event recorded on the copy's stream right after it (None when simulated).
     event: Any = None
@@ -54,7 +54,7 @@ class _Pending:
     def done(self) -> bool:
         if self.event is not None:
             return bool(self.event.query())
-        return simulate.sync_epoch() != self.epoch
+        return simulate_streams.sync_epoch() != self.epoch
 
 
 class HostReads:
@@ -66,8 +66,8 @@ class HostReads:
         #: storage of a destination -> the copies into it not yet known done.
         self.pending = StorageMap()
         self._calls = 0
-        #: ``simulate.sync_epoch()`` at the latest copy: once it moves, every copy is done.
-        self._epoch = simulate.sync_epoch()
+        #: ``simulate_streams.sync_epoch()`` at the latest copy: once it moves, every copy is done.
+        self._epoch = simulate_streams.sync_epoch()
 
     @property
     def active(self) -> bool:
@@ -125,14 +125,14 @@ class HostReads:
         if entries is None:
             entries = []
             self.pending.add(dst, entries)
-        self._epoch = simulate.sync_epoch()
+        self._epoch = simulate_streams.sync_epoch()
         entries.append(_Pending(copy, self._epoch, event))
         session.mode.fallback = self.on_call
 
     def synchronized(self) -> None:
         """A blocking device operation ran: every copy issued before it is done."""
         if self.active:
-            simulate.synchronized()
+            simulate_streams.synchronized()
             self._forget_all()
 
     def _forget_all(self) -> None:
@@ -143,7 +143,7 @@ class HostReads:
     def on_call(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         __tracebackhide__ = True
         if self.simulated:
-            if simulate.sync_epoch() != self._epoch:
+            if simulate_streams.sync_epoch() != self._epoch:
                 self._forget_all()  # a synchronisation call since the latest copy: none is in flight
                 return func(*args, **kwargs)
         else:

@@ -43,7 +43,8 @@ from pinlint.runtime._torch_refs import (
     _on_cuda,
     _Tensor,
 )
-from pinlint.runtime.model import Birth, PageableNonBlockingCopy, Report, Transfer
+from pinlint.runtime.model import Birth, PageableNonBlockingCopy, Transfer
+from pinlint.runtime.report import Report
 from pinlint.runtime.simulate import Simulation, StorageMap, simulated_device
 from pinlint.runtime.sites import SiteFinder
 

@@ -24,8 +24,9 @@ from dataclasses import dataclass
 
 import click
 
-from pinlint.runtime.model import PageableNonBlockingCopy, Report
+from pinlint.runtime.model import PageableNonBlockingCopy
 from pinlint.runtime.profiling import ProfileTarget
+from pinlint.runtime.report import Report
 
 EXIT_VIOLATIONS = 1
 EXIT_USAGE = 2

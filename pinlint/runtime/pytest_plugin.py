@@ -4,7 +4,7 @@ It is loaded in every pytest run of an environment where torch-pinlint is instal
 neither torch nor the watch engine at import time, and does nothing unless used:
 
 * ``pinlint_watch`` fixture: the test's call phase runs under ``pinlint.runtime.watch``; the fixture
-  value is the :class:`~pinlint.runtime.model.Report`, filled while the test body runs.
+  value is the :class:`~pinlint.runtime.report.Report`, filled while the test body runs.
 * ``@pytest.mark.pinlint(strict=..., simulate=...)``: the same without the fixture; overrides the
   command-line defaults for that test.
 * ``--pinlint-runtime=off|warn|strict`` (default ``off``):
@@ -31,7 +31,8 @@ from typing import Any
 
 import pytest
 
-from pinlint.runtime.model import PinlintRuntimeWarning, Report, Violation
+from pinlint.runtime.model import PinlintRuntimeWarning, Violation
+from pinlint.runtime.report import Report
 
 _MODES = ("off", "warn", "strict")
 _SIMULATE_CHOICES = {"auto": "auto", "fake": "fake", "none": None}

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal, TypeVar
 
 from pinlint.runtime._deps import require_torch
-from pinlint.runtime.model import Report
 from pinlint.runtime.profiling import ProfileTarget
+from pinlint.runtime.report import Report
 
 Simulate = Literal["fake", "auto"] | None
 Threads = Literal["current", "all"]
