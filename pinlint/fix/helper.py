@@ -115,6 +115,7 @@ class FileContext:
         self.module, self.is_package = module_name(path, root) if path is not None else (None, False)
         self.facts: ModuleFacts = module_facts(tree, self.module, self.is_package, self.scopes)
         self._calls: dict[str, list[str]] | None = None
+        self._ending: dict[str, list[str]] = {}
 
     @classmethod
     def build(cls, path: Path | None, text: str, root: Path | None) -> FileContext | str:
@@ -146,6 +147,14 @@ class FileContext:
         self.calls_of("")
         assert self._calls is not None
         return list(self._calls)
+
+    def called_ending(self, suffix: str) -> list[str]:
+        """The dotted names the file calls that end with ``suffix``, sorted: every fix of the
+        file asks, so the file's calls are scanned once, not once per fix."""
+        found = self._ending.get(suffix)
+        if found is None:
+            found = self._ending[suffix] = sorted({d for d in self.called_names() if d.endswith(suffix)})
+        return found
 
 
 def _dotted(node: ast.expr) -> str | None:
@@ -255,7 +264,7 @@ class HelperResolver:
                 return self._choice(local, None, sig, f"imported in this file from {binding.module}")
             first_problem = first_problem or f"`{local}` is {problem}"
         # `mod.is_pin_memory_available(...)` on a module-level import.
-        for spelled in sorted({d for d in ctx.called_names() if d.endswith("." + NAME)}):
+        for spelled in ctx.called_ending("." + NAME):
             root = spelled.split(".", 1)[0]
             imports = [b for b in module_bindings.get(root, []) if b.kind == IMPORT and not b.dead]
             if not imports:
