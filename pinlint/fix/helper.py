@@ -116,6 +116,7 @@ class FileContext:
         self.facts: ModuleFacts = module_facts(tree, self.module, self.is_package, self.scopes)
         self._calls: dict[str, list[str]] | None = None
         self._ending: dict[str, list[str]] = {}
+        self._helpers: list[tuple[str, Binding]] | None = None
 
     @classmethod
     def build(cls, path: Path | None, text: str, root: Path | None) -> FileContext | str:
@@ -147,6 +148,19 @@ class FileContext:
         self.calls_of("")
         assert self._calls is not None
         return list(self._calls)
+
+    def module_helpers(self) -> list[tuple[str, Binding]]:
+        """The module-level bindings that may be the helper (its import, or a def of its name),
+        found once per file: every fix asks."""
+        if self._helpers is None:
+            self._helpers = [
+                (local, b)
+                for local, bindings in self.scopes.module.bindings.items()
+                for b in bindings
+                if not b.dead
+                and (b.kind == IMPORT and b.imported == NAME or b.kind == DEF and local == NAME and not b.via_global)
+            ]
+        return self._helpers
 
     def called_ending(self, suffix: str) -> list[str]:
         """The dotted names the file calls that end with ``suffix``, sorted: every fix of the
@@ -244,14 +258,7 @@ class HelperResolver:
         module_bindings = ctx.scopes.module.bindings
         # 2. A helper the file binds at module level.
         first_problem: str | None = None
-        candidates: list[tuple[str, Binding]] = []
-        for local, bindings in module_bindings.items():
-            for b in bindings:
-                if b.dead:
-                    continue
-                if b.kind == IMPORT and b.imported == NAME or b.kind == DEF and local == NAME and not b.via_global:
-                    candidates.append((local, b))
-        for local, binding in candidates:
+        for local, binding in ctx.module_helpers():
             problem = _bound_as(ctx.scopes.resolve(local, pos), pos[0], at_module_level, binding)
             if problem is None:
                 if binding.kind == DEF:
