@@ -394,19 +394,58 @@ def _attribute_written_elsewhere(attribute: str, ctx: RuleContext, whole_file: b
     """A line of this file, outside the function analysed, that writes into the tensor held by
     ``attribute`` (``self.x[i] = v``, ``self.x += 1``, ``self.x.fill_(0)``) or hands it to code
     we do not see. Rebinding the attribute (``self.x = other``) is no write to the tensor."""
-    name = re.escape(attribute.rsplit(".", 1)[-1])
-    writes = re.compile(
+    name = attribute.rsplit(".", 1)[-1]
+    scope = ctx.interpreter.scope
+    first, last = ctx.positions.rows(scope) if isinstance(scope, cst.FunctionDef) and not whole_file else (0, 0)
+    if not re.fullmatch(r"\w+", name):
+        return _first_write(name, ctx.positions.lines, first, last)  # not a name the file index reads
+    # The analysed function itself is skipped: its uses were followed precisely.
+    rows = _attribute_writes(ctx.positions.lines).get(name, [])
+    if rows and rows[0] < first:
+        return rows[0]
+    after = bisect.bisect_right(rows, last)
+    return rows[after] if after < len(rows) else None
+
+
+def _write_pattern(name: str) -> str:
+    return (
         rf"\.{name}\s*(?:\[[^\]\n]*\]\s*)?(?:[-+*/%&|^@]|//|\*\*|<<|>>)=|"  # augmented assignment
         rf"\.{name}\s*\[[^\]\n]*\]\s*=(?!=)|"  # item assignment
         rf"\.{name}(?:\[[^\]\n]*\])?\.(?:\w+_|numpy)\(|"  # in-place method, numpy view
         rf"(?<!copy_)\(\s*[\w.]*\.{name}\s*[,)]|,\s*[\w.]*\.{name}\s*[,)]"  # passed as an argument
     )
-    scope = ctx.interpreter.scope
-    first, last = ctx.positions.rows(scope) if isinstance(scope, cst.FunctionDef) and not whole_file else (0, 0)
-    for index, line in enumerate(ctx.positions.lines, start=1):
-        if first <= index <= last:
-            continue  # the analysed function itself: its uses were followed precisely
+
+
+#: Every attribute a line writes into: the pattern above with the name captured, tried at every
+#: position (inside a lookahead, so that matches may overlap as one search per name finds them).
+_ANY_WRITE = re.compile("(?=(?:" + _write_pattern(r"(\w+)") + "))")
+
+#: The last file's index (by the identity of its lines): name -> rows that write into it.
+_last_index: tuple[list[str], dict[str, list[int]]] | None = None
+
+
+def _attribute_writes(lines: list[str]) -> dict[str, list[int]]:
+    """For each attribute name, the rows (in order) whose code writes into it: one pass over
+    the file, however many findings ask (a scan per finding made it quadratic)."""
+    global _last_index
+    if _last_index is not None and _last_index[0] is lines:
+        return _last_index[1]
+    index: dict[str, list[int]] = {}
+    for row, line in enumerate(lines, start=1):
         code = line.split("#", 1)[0]
-        if writes.search(code):
-            return index
+        found = {next(g for g in m.groups() if g is not None) for m in _ANY_WRITE.finditer(code)}
+        for name in found:
+            index.setdefault(name, []).append(row)
+    _last_index = (lines, index)
+    return index
+
+
+def _first_write(name: str, lines: list[str], first: int, last: int) -> int | None:
+    """The first row outside ``first..last`` that writes into ``name``, by a search per line."""
+    writes = re.compile(_write_pattern(re.escape(name)))
+    for row, line in enumerate(lines, start=1):
+        if first <= row <= last:
+            continue
+        if writes.search(line.split("#", 1)[0]):
+            return row
     return None
