@@ -3,8 +3,9 @@
     python benchmarks/shapes.py [--ruff PATH] [--write [FILE]] [--only SHAPE]
 
 Shapes: a host tensor rebuilt inside N nested loops, N chained pageable copies in one function,
-an if/elif chain of N branches, N functions handing a tensor to one that copies its parameter,
-a ring of N functions calling each other. Each file is checked (``check``) and fixed without
+an if/elif chain of N branches, N functions with a copy each, N attributes filled and copied in
+one method, N functions handing a tensor to one that copies its parameter, a ring of N
+functions calling each other. Each file is checked (``check``) and fixed without
 writing (``check --fix --unsafe-fixes --diff``, a pin-memory helper configured so every finding
 has a fix), each in a fresh process. The analysis must grow about linearly
 (tests/analysis/test_cost.py asserts it in steps and calls; this script shows it in seconds and
@@ -35,9 +36,11 @@ sys.path.insert(0, str(HERE))
 from report_sections import with_section  # noqa: E402
 
 from tests.analysis.test_cost import (  # noqa: E402
+    attribute_copies,
     branches,
     chained_copies,
     many_callers,
+    many_functions,
     nested_loops,
     recursion_ring,
 )
@@ -46,6 +49,8 @@ SHAPES: list[tuple[str, Callable[[int], str], tuple[int, ...]]] = [
     ("nested loops", nested_loops, (6, 12, 18)),
     ("chained copies", chained_copies, (300, 600, 1_000, 10_000)),
     ("if/elif branches", branches, (300, 1_000, 3_000)),
+    ("many functions", many_functions, (1_000, 10_000)),
+    ("attribute copies", attribute_copies, (1_000, 10_000)),
     ("many callers", many_callers, (100, 1_000)),
     ("recursion ring", recursion_ring, (100, 1_000)),
 ]
