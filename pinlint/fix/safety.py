@@ -197,7 +197,7 @@ class _ScopeNames:
                 }
                 in_lambda = True  # its body is another scope: its walrus targets are not ours
             elif in_lambda:
-                pass
+                pass  # in a lambda's body only comprehension and lambda names count
             elif isinstance(node, cst.NamedExpr) and isinstance(node.target, cst.Name):
                 self.local.add(node.target.value)
             elif isinstance(node, cst.MatchCase):
