@@ -43,6 +43,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 corpus_mod = importlib.import_module("corpus")  # benchmarks/corpus.py
+sections = importlib.import_module("report_sections")  # benchmarks/report_sections.py
 
 DEFAULT_PINLINT = "/work/main/.venv/bin/pinlint"
 
@@ -666,7 +667,13 @@ def main(argv: list[str] | None = None) -> int:
         args.json.write_text(json.dumps(result, indent=2, default=str) + "\n")
     if not args.no_write:
         args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(render_markdown(result))
+        text = render_markdown(result)
+        # The Shapes section is shapes.py's: kept as it was.
+        old = args.output.read_text(encoding="utf-8") if args.output.exists() else ""
+        shapes = sections.section(old, "## Shapes")
+        if shapes is not None:
+            text = sections.with_section(text, "## Shapes", shapes)
+        args.output.write_text(text)
         print(f"wrote {args.output}")
     shutil.rmtree(tmp, ignore_errors=True)
     if failed:

@@ -230,3 +230,17 @@ def test_bench_end_to_end_with_a_stand_in_pinlint(tmp_path):
     assert r["ratios"]["cold"] > 0 and r["verdicts"]["semgrep"] == "n/a"
     md = out_md.read_text()
     assert "## Targets" in md and "proj-1.0" in md and f"{bench._nproc()} cores" in md
+
+
+# ---- report_sections.py (bench.py and shapes.py share docs/performance.md)
+
+
+def test_a_section_is_replaced_or_added_before_reproduce_and_the_rest_kept() -> None:
+    sections = importlib.import_module("report_sections")
+    doc = "# Performance\n\n## Targets\n\nt\n\n## Reproduce\n\nr\n"
+    added = sections.with_section(doc, "## Shapes", "## Shapes\n\nold table\n")
+    assert added == "# Performance\n\n## Targets\n\nt\n\n## Shapes\n\nold table\n\n## Reproduce\n\nr\n"
+    replaced = sections.with_section(added, "## Shapes", "## Shapes\n\nnew table")
+    assert replaced == added.replace("old table", "new table")
+    assert sections.section(replaced, "## Shapes") == "## Shapes\n\nnew table\n\n"
+    assert sections.section(doc, "## Shapes") is None

@@ -4,260 +4,319 @@ The fixer moves a device expression from the copy to the construction; every nam
 already be bound there. Python scoping is followed: comprehension variables belong to the
 comprehension, an ``except ... as e`` name is unbound after its handler, a loop body may run zero
 times, a branch that returns does not reach what follows.
+
+One walk per scope answers every question about it (``DefiniteAssignment``): a function with
+thousands of findings is walked once, not once per finding. The walk keeps one mutable set with
+an undo trail (a branch costs what it changes) and a per-name history of when each name became
+bound or unbound, so the set at any earlier moment of the walk can be asked about later.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import bisect
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 import libcst as cst
 
 from pinlint.analysis.scopes import flatten_targets
 
 Rows = Callable[[cst.CSTNode], tuple[int, int]]
-#: The bound names of interest on the paths so far; None: no path gets here (after a return).
-State = frozenset[str] | None
 
 
 def bound_at(scope: cst.FunctionDef | cst.Module, row: int, names: set[str], rows: Rows) -> set[str]:
     """The names among ``names`` that are bound on every path to the statement holding ``row``
-    (a statement that binds one of them before ``row`` on that same line does not count)."""
-    walker = _Walker(names, rows, row)
-    state: frozenset[str] = frozenset()
-    if isinstance(scope, cst.FunctionDef):
-        params = scope.params
-        all_params = [*params.posonly_params, *params.params, *params.kwonly_params]
-        for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param):
-                all_params.append(star)
-        state = frozenset(p.name.value for p in all_params if p.name.value in names)
-        body = scope.body
-        statements = list(body.body) if isinstance(body, cst.IndentedBlock) else [body]
-    else:
-        statements = list(scope.body)
-    walker.block(statements, state)
-    return set(walker.found or ())
+    (a statement that binds one of them before ``row`` on that same line does not count).
+    Walks the scope: to ask more than once, build a ``DefiniteAssignment`` and keep it."""
+    return DefiniteAssignment(scope, rows).bound_at(row, names)
 
 
-class _Walker:
-    def __init__(self, names: set[str], rows: Rows, row: int) -> None:
-        self.names = names
-        self.rows = rows
-        self.row = row
-        self.found: frozenset[str] | None = None
-        self.done = False
+@dataclass(frozen=True)
+class _Point:
+    """A moment of the walk where a row is reached: the walk's clock then, and whether any
+    path gets there (after a ``return`` none does)."""
 
-    def _holds(self, node: cst.CSTNode) -> bool:
-        first, last = self.rows(node)
-        return first <= self.row <= last
+    clock: int
+    reachable: bool
 
-    def block(self, statements: list[cst.CSTNode], state: State) -> State:
-        for statement in statements:
-            if self.done:
-                return state
-            state = self.statement(statement, state)
-        return state
 
-    def suite(self, suite: cst.BaseSuite, state: State) -> State:
-        if isinstance(suite, cst.IndentedBlock):
-            return self.block(list(suite.body), state)
-        if isinstance(suite, cst.SimpleStatementSuite):
-            return self.block([suite], state)
-        return state
+@dataclass(frozen=True)
+class _Outcome:
+    """How a path through a block left the state: reachable or not, and each name it changed
+    (relative to the block's entry) -> bound at its end."""
 
-    def _reached(self, state: State) -> None:
-        self.found = state if state is not None else frozenset()
-        self.done = True
+    reachable: bool
+    changed: dict[str, bool]
 
-    def statement(self, statement: cst.CSTNode, state: State) -> State:
-        inside = self._holds(statement)
-        if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            if inside:
-                self._reached(state)
-                return state
-            for small in statement.body:
-                state = self.small(small, state)
-            return state
-        if inside and not isinstance(
-            statement, (cst.If, cst.For, cst.While, cst.Try, cst.TryStar, cst.With, cst.Match)
-        ):
-            self._reached(state)  # a def or class header: what holds before it
-            return state
-        if isinstance(statement, cst.If):
-            return self._if(statement, state, inside)
-        if isinstance(statement, (cst.For, cst.While)):
-            return self._loop(statement, state, inside)
-        if isinstance(statement, (cst.Try, cst.TryStar)):
-            return self._try(statement, state)
-        if isinstance(statement, cst.With):
-            if inside and not self._holds(statement.body):
-                self._reached(state)  # the `with` line itself
-                return state
-            for item in statement.items:
-                if item.asname is not None:
-                    state = self._bind(item.asname.name, state)
-            return self.suite(statement.body, state)
-        if isinstance(statement, cst.Match):
-            return self._match(statement, state, inside)
-        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-            return self._add(state, statement.name.value)
-        return state
 
-    def _if(self, statement: cst.If, state: State, inside: bool) -> State:
-        if inside and self._holds(statement.test):
-            self._reached(state)
-            return state
-        taken = self.suite(statement.body, state)
-        if self.done:
-            return taken
-        if isinstance(statement.orelse, cst.If):
-            other = self.statement(statement.orelse, state)
-        elif statement.orelse is not None:
-            other = self.suite(statement.orelse.body, state)
+class DefiniteAssignment:
+    """The definitely bound names at every row of one scope, from a single walk."""
+
+    def __init__(self, scope: cst.FunctionDef | cst.Module, rows: Rows) -> None:
+        walk = _Walk(rows)
+        if isinstance(scope, cst.FunctionDef):
+            params = scope.params
+            all_params = [*params.posonly_params, *params.params, *params.kwonly_params]
+            for star in (params.star_arg, params.star_kwarg):
+                if isinstance(star, cst.Param):
+                    all_params.append(star)
+            for param in all_params:
+                walk.set(param.name.value, True)
+            body = scope.body
+            walk.block(list(body.body) if isinstance(body, cst.IndentedBlock) else [body])
         else:
-            other = state
-        return _meet(taken, other)
+            walk.block(list(scope.body))
+        self._points = walk.points
+        self._history = walk.history
 
-    def _loop(self, statement: cst.For | cst.While, state: State, inside: bool) -> State:
-        header = statement.iter if isinstance(statement, cst.For) else statement.test
-        if inside and self._holds(header):
-            self._reached(state)
-            return state
-        body_state = self._bind(statement.target, state) if isinstance(statement, cst.For) else state
-        self.suite(statement.body, body_state)
-        if self.done:
-            return state
-        # The body may run zero times; `else` runs unless the loop breaks.
-        if statement.orelse is not None:
-            self.suite(statement.orelse.body, state)
-        return state
+    def bound_at(self, row: int, names: Iterable[str]) -> set[str]:
+        """Like ``bound_at``, by lookup."""
+        point = self._points.get(row)
+        if point is None or not point.reachable:
+            return set()  # no statement of the scope starts the row's code, or no path gets there
+        return {name for name in names if self._bound(name, point.clock)}
 
-    def _try(self, statement: cst.Try | cst.TryStar, state: State) -> State:
-        body = self.suite(statement.body, state)
-        if self.done:
-            return body
+    def _bound(self, name: str, clock: int) -> bool:
+        # Every entry toggles the name (unbound at the start): an odd count so far means bound.
+        toggles = self._history.get(name)
+        return toggles is not None and bisect.bisect_right(toggles, clock) % 2 == 1
+
+
+class _Walk:
+    """Walks the statements once in source order (orelse of a ``try`` before its handlers, as
+    Python runs them), recording the state where each row is reached; the first record of a row
+    wins, as a walk that stopped there would have seen it."""
+
+    def __init__(self, rows: Rows) -> None:
+        self.rows = rows
+        self.bound: set[str] = set()
+        self.reachable = True
+        #: (name, bound before) or (None, reachable before): what ``undo`` restores.
+        self.trail: list[tuple[str | None, bool]] = []
+        self.clock = 0
+        #: name -> the clocks at which it became bound or unbound, in order.
+        self.history: dict[str, list[int]] = {}
+        self.points: dict[int, _Point] = {}
+
+    # ------------------------------------------------------------------ state
+    def set(self, name: str, bound: bool) -> None:
+        if (name in self.bound) == bound:
+            return
+        self.trail.append((name, not bound))
+        self._toggle(name)
+
+    def _toggle(self, name: str) -> None:
+        if name in self.bound:
+            self.bound.discard(name)
+        else:
+            self.bound.add(name)
+        self.clock += 1
+        self.history.setdefault(name, []).append(self.clock)
+
+    def add(self, name: str) -> None:
+        if self.reachable:  # names bound on no path do not matter: a later meet ignores the path
+            self.set(name, True)
+
+    def unreachable(self) -> None:
+        if self.reachable:
+            self.trail.append((None, True))
+            self.reachable = False
+
+    def mark(self) -> int:
+        return len(self.trail)
+
+    def outcome(self, mark: int) -> _Outcome:
+        return _Outcome(self.reachable, {name: name in self.bound for name, _ in self.trail[mark:] if name is not None})
+
+    def undo(self, mark: int) -> None:
+        """Back to the state at ``mark``; the trail entries are dropped, so a finished branch
+        leaves on it only what its merge changed (an ``elif`` chain stays linear)."""
+        trail = self.trail
+        while len(trail) > mark:
+            name, before = trail.pop()
+            if name is None:
+                self.reachable = before
+            elif (name in self.bound) != before:
+                self._toggle(name)
+
+    def meet(self, outcomes: list[_Outcome]) -> None:
+        """The state is the block's entry (``undo`` ran): make it what holds on every path."""
+        live = [o for o in outcomes if o.reachable]
+        if not live:
+            self.unreachable()
+            return
+        changed: set[str] = set()
+        for outcome in live:
+            changed.update(outcome.changed)
+        for name in changed:
+            entry = name in self.bound
+            self.set(name, all(o.changed.get(name, entry) for o in live))
+
+    def reach(self, first: int, last: int) -> None:
+        point = _Point(self.clock, self.reachable)
+        for row in range(first, last + 1):
+            self.points.setdefault(row, point)
+
+    def reach_node(self, node: cst.CSTNode) -> None:
+        self.reach(*self.rows(node))
+
+    # ------------------------------------------------------------------ statements
+    def block(self, statements: list[cst.CSTNode]) -> None:
+        for statement in statements:
+            self.statement(statement)
+
+    def suite(self, suite: cst.BaseSuite) -> None:
+        if isinstance(suite, cst.IndentedBlock):
+            self.block(list(suite.body))
+        elif isinstance(suite, cst.SimpleStatementSuite):
+            self.block([suite])
+
+    def statement(self, statement: cst.CSTNode) -> None:
+        if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            self.reach_node(statement)  # what holds before the line, whatever it binds first
+            for small in statement.body:
+                self.small(small)
+        elif isinstance(statement, cst.If):
+            self._if(statement)
+        elif isinstance(statement, (cst.For, cst.While)):
+            self._loop(statement)
+        elif isinstance(statement, (cst.Try, cst.TryStar)):
+            self._try(statement)
+        elif isinstance(statement, cst.With):
+            self._with(statement)
+        elif isinstance(statement, cst.Match):
+            self._match(statement)
+        else:
+            self.reach_node(statement)  # a def or class, header to end: what holds before it
+            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                self.add(statement.name.value)
+
+    def _if(self, statement: cst.If) -> None:
+        self.reach_node(statement.test)
+        mark = self.mark()
+        self.suite(statement.body)
+        taken = self.outcome(mark)
+        self.undo(mark)
+        if isinstance(statement.orelse, cst.If):
+            self.statement(statement.orelse)
+        elif statement.orelse is not None:
+            self.suite(statement.orelse.body)
+        other = self.outcome(mark)
+        self.undo(mark)
+        self.meet([taken, other])
+
+    def _loop(self, statement: cst.For | cst.While) -> None:
+        self.reach_node(statement.iter if isinstance(statement, cst.For) else statement.test)
+        mark = self.mark()
+        if isinstance(statement, cst.For):
+            self._bind(statement.target)
+        self.suite(statement.body)
+        self.undo(mark)
+        # The body may run zero times; `else` runs unless the loop breaks: neither is definite.
         if statement.orelse is not None:
-            body = self.suite(statement.orelse.body, body)
-        outcomes = [body]
+            self.suite(statement.orelse.body)
+            self.undo(mark)
+
+    def _try(self, statement: cst.Try | cst.TryStar) -> None:
+        mark = self.mark()
+        self.suite(statement.body)
+        if statement.orelse is not None:
+            self.suite(statement.orelse.body)
+        outcomes = [self.outcome(mark)]
+        self.undo(mark)
         for handler in statement.handlers:
-            # The body may have stopped before any of its bindings.
-            handler_state = state
+            # The body may have stopped before any of its bindings: a handler starts from the entry.
             if handler.name is not None:
-                handler_state = self._bind(handler.name.name, handler_state)
-            after = self.suite(handler.body, handler_state)
-            if self.done:
-                return after
-            if handler.name is not None and isinstance(handler.name.name, cst.Name) and after is not None:
-                after = after - {handler.name.name.value}  # Python deletes it after the handler
-            outcomes.append(after)
-        merged = outcomes[0]
-        for outcome in outcomes[1:]:
-            merged = _meet(merged, outcome)
+                self._bind(handler.name.name)
+            self.suite(handler.body)
+            if handler.name is not None and isinstance(handler.name.name, cst.Name) and self.reachable:
+                self.set(handler.name.name.value, False)  # Python deletes it after the handler
+            outcomes.append(self.outcome(mark))
+            self.undo(mark)
+        self.meet(outcomes)
         if statement.finalbody is not None:
-            merged = self.suite(statement.finalbody.body, merged)
-        return merged
+            self.suite(statement.finalbody.body)
 
-    def _match(self, statement: cst.Match, state: State, inside: bool) -> State:
-        if inside and self._holds(statement.subject):
-            self._reached(state)
-            return state
-        merged: State = state  # no case may match
+    def _with(self, statement: cst.With) -> None:
+        # The `with` line itself: the statement's rows outside its body.
+        first, last = self.rows(statement)
+        body_first, body_last = self.rows(statement.body)
+        self.reach(first, min(last, body_first - 1))
+        self.reach(max(first, body_last + 1), last)
+        for item in statement.items:
+            if item.asname is not None:
+                self._bind(item.asname.name)
+        self.suite(statement.body)
+
+    def _match(self, statement: cst.Match) -> None:
+        self.reach_node(statement.subject)
+        mark = self.mark()
+        outcomes = [self.outcome(mark)]  # no case may match
         for case in statement.cases:
-            case_state = state
             for name in _captures(case.pattern):
-                case_state = self._add(case_state, name)
-            after = self.suite(case.body, case_state)
-            if self.done:
-                return after
-            merged = _meet(merged, after)
-        return merged
+                self.add(name)
+            self.suite(case.body)
+            outcomes.append(self.outcome(mark))
+            self.undo(mark)
+        self.meet(outcomes)
 
-    def small(self, small: cst.BaseSmallStatement, state: State) -> State:
-        if state is None:
-            return None
+    def small(self, small: cst.BaseSmallStatement) -> None:
+        if not self.reachable:
+            return  # nothing after a return counts until a merge with a live path
         if isinstance(small, (cst.Return, cst.Raise, cst.Continue, cst.Break)):
-            return None  # this path does not reach the next statement
-        if isinstance(small, cst.Assign):
-            state = self._walrus(small.value, state)
+            self.unreachable()  # this path does not reach the next statement
+        elif isinstance(small, cst.Assign):
+            self._walrus(small.value)
             for target in small.targets:
-                state = self._bind(target.target, state)
-            return state
-        if isinstance(small, cst.AnnAssign):
-            if small.value is None:
-                return state  # an annotation alone binds nothing
-            return self._bind(small.target, self._walrus(small.value, state))
-        if isinstance(small, cst.AugAssign):
-            return state  # needs the name bound already; binds nothing new
-        if isinstance(small, cst.Del):
-            names = {e.value for e in flatten_targets(small.target) if isinstance(e, cst.Name)}
-            return state - names if state is not None else None
-        if isinstance(small, (cst.Import, cst.ImportFrom)):
-            if isinstance(small.names, cst.ImportStar):
-                return state
-            for alias in small.names:
-                bound = alias.asname.name if alias.asname else alias.name
-                while isinstance(bound, cst.Attribute):
-                    bound = bound.value  # `import a.b` binds `a`
-                if isinstance(bound, cst.Name):
-                    state = self._add(state, bound.value)
-            return state
-        if isinstance(small, cst.Expr):
-            return self._walrus(small.value, state)
-        return state
+                self._bind(target.target)
+        elif isinstance(small, cst.AnnAssign):
+            if small.value is not None:  # an annotation alone binds nothing
+                self._walrus(small.value)
+                self._bind(small.target)
+        elif isinstance(small, cst.Del):
+            for element in flatten_targets(small.target):
+                if isinstance(element, cst.Name):
+                    self.set(element.value, False)
+        elif isinstance(small, (cst.Import, cst.ImportFrom)):
+            if not isinstance(small.names, cst.ImportStar):
+                for alias in small.names:
+                    bound = alias.asname.name if alias.asname else alias.name
+                    while isinstance(bound, cst.Attribute):
+                        bound = bound.value  # `import a.b` binds `a`
+                    if isinstance(bound, cst.Name):
+                        self.add(bound.value)
+        elif isinstance(small, cst.Expr):
+            self._walrus(small.value)
+        # An augmented assignment needs the name bound already and binds nothing new; the
+        # others (pass, global, assert, ...) bind nothing.
 
-    def _walrus(self, node: cst.CSTNode, state: State) -> State:
+    def _walrus(self, node: cst.CSTNode) -> None:
         """``(x := ...)`` binds ``x`` in this scope (outside comprehensions' own scopes)."""
         for name in _walrus_names(node):
-            state = self._add(state, name)
-        return state
+            self.add(name)
 
-    def _bind(self, target: cst.BaseExpression, state: State) -> State:
+    def _bind(self, target: cst.BaseExpression) -> None:
         for element in flatten_targets(target):
             if isinstance(element, cst.StarredElement):
                 element = element.value
             if isinstance(element, cst.Name):
-                state = self._add(state, element.value)
-        return state
-
-    def _add(self, state: State, name: str) -> State:
-        if state is None or name not in self.names:
-            return state
-        return state | {name}
+                self.add(element.value)
 
 
-_WALRUS_MEMO: dict[int, tuple[cst.CSTNode, frozenset[str]]] = {}
-
-
-def _walrus_names(node: cst.CSTNode) -> frozenset[str]:
-    """The walrus targets of an expression, computed once per node (every finding of a function
-    walks the function's statements again; the expressions need not be)."""
+def _walrus_names(node: cst.CSTNode) -> list[str]:
+    """The walrus targets of an expression."""
     from pinlint.analysis.interpreter import _children
 
-    hit = _WALRUS_MEMO.get(id(node))
-    if hit is not None and hit[0] is node:
-        return hit[1]
-    found: set[str] = set()
+    found: list[str] = []
     stack = [node]
     while stack:
         current = stack.pop()
         if isinstance(current, cst.NamedExpr) and isinstance(current.target, cst.Name):
-            found.add(current.target.value)
+            found.append(current.target.value)
         if isinstance(current, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             continue  # their walrus targets may bind here too, but only if they run: not definite
         stack.extend(_children(current))
-    if len(_WALRUS_MEMO) > 100_000:
-        _WALRUS_MEMO.clear()
-    value = frozenset(found)
-    _WALRUS_MEMO[id(node)] = (node, value)
-    return value
-
-
-def _meet(a: State, b: State) -> State:
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return a & b
+    return found
 
 
 def _captures(pattern: cst.MatchPattern, alternatives: bool = False) -> set[str]:

@@ -371,15 +371,33 @@ def mentioned(node: cst.CSTNode) -> set[str]:
 
 def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """A node's child nodes, read from its fields: libcst's ``children`` runs a whole visitor
-    per node, which costs more than the walk it serves."""
+    per node, which costs more than the walk it serves. What a field's type is (node, sequence,
+    other) is looked up per type: ``isinstance`` against libcst's abstract classes is slow."""
     out: list[cst.CSTNode] = []
-    for name in node.__dataclass_fields__:
+    fields = _FIELDS.get(type(node))
+    if fields is None:
+        fields = _FIELDS[type(node)] = tuple(node.__dataclass_fields__)
+    for name in fields:
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
+        kind = _KINDS.get(type(value))
+        if kind is None:
+            kind = _kind(type(value))
+        if kind is _NODE:
             out.append(value)
-        elif isinstance(value, (tuple, list)):
-            out.extend(v for v in value if isinstance(v, cst.CSTNode))
+        elif kind is _SEQUENCE:
+            out.extend(v for v in value if (_KINDS.get(type(v)) or _kind(type(v))) is _NODE)
     return out
+
+
+_NODE, _SEQUENCE, _OTHER = "node", "sequence", "other"
+_FIELDS: dict[type, tuple[str, ...]] = {}
+_KINDS: dict[type, str] = {}
+
+
+def _kind(kind: type) -> str:
+    found = _NODE if issubclass(kind, cst.CSTNode) else _SEQUENCE if issubclass(kind, (tuple, list)) else _OTHER
+    _KINDS[kind] = found
+    return found
 
 
 def _device_tested(test: cst.BaseExpression) -> set[str]:

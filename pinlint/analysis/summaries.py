@@ -11,6 +11,7 @@ first.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -88,21 +89,37 @@ class FileSummaries:
                     names.add(interpreter.scope.name.value)
         if any(p.segment.whole_file for p in self.all_parsed()):
             return []  # the whole file was analysed: every caller already was
-        covered = [(p.segment.start, p.segment.end) for p in self.all_parsed()]
+        covered = _Ranges([(p.segment.start, p.segment.end) for p in self.all_parsed()])
         found: list[int] = []
+        past: list[tuple[int, str]] = []  # (start, callee) of the callers past the bound
+        seen: set[int] = set()
         for name in sorted(names):
             for match in re.finditer(rf"(?<![\w.])(?:self\.)?{re.escape(name)}[ \t]*\(", self.text):
                 line = self.line_of(match.start())
                 if re.match(r"[ \t]*(?:async[ \t]+)?def[ \t]", self.lines[line]):
                     continue  # the definition itself
                 start = self.enclosing_def(line)
-                if start is None or start in self._parsed or start in found:
+                if start is None or start in self._parsed or start in seen:
                     continue
-                if any(first <= start < end for first, end in covered):
+                if covered.hold(start):
                     continue  # inside a function already analysed
-                found.append(start)
-                if len(found) >= limit:
-                    return found  # a bound: generated code can call a helper thousands of times
+                seen.add(start)
+                if len(found) < limit:
+                    found.append(start)
+                else:
+                    past.append((start, name))  # a bound: generated code can call a helper thousands of times
+        if past:
+            # Not silently: the first caller left out is reported, with how many more are.
+            start, callee = past[0]
+            defined = re.match(r"[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", self.lines[start])
+            self.over_budget.append(
+                (
+                    start + 1,
+                    defined.group(1) if defined else "?",
+                    f"it calls `{callee}`, which copies its parameter; only the first {limit} such callers are "
+                    f"followed, {len(past)} are not",
+                )
+            )
         return found
 
     # ------------------------------------------------------------------ segments
@@ -405,3 +422,19 @@ def argument_for(function: cst.FunctionDef, call: cst.Call, name: str) -> cst.Ba
     if name in names and names.index(name) < len(positional):
         return positional[names.index(name)].value
     return None
+
+
+class _Ranges:
+    """Half-open line ranges, asked whether any holds a line: a binary search over their
+    starts and the furthest end so far, not a scan per question."""
+
+    def __init__(self, ranges: list[tuple[int, int]]) -> None:
+        ranges = sorted(ranges)
+        self._firsts = [first for first, _ in ranges]
+        self._reach: list[int] = []  # the furthest end among the ranges up to each one
+        for _, end in ranges:
+            self._reach.append(max(end, self._reach[-1]) if self._reach else end)
+
+    def hold(self, line: int) -> bool:
+        i = bisect.bisect_right(self._firsts, line) - 1
+        return i >= 0 and self._reach[i] > line

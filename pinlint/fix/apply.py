@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import bisect
+import math
 
 from pinlint.core.diagnostics import Diagnostic, Edit
 from pinlint.core.text import LineIndex, split_lines
@@ -27,7 +29,7 @@ def select_fixes(
     """Fixes to apply together: each fix's edits must not overlap another applied fix's edits
     (identical edits, such as the shared import, are merged)."""
     index = LineIndex.of(text)
-    taken: list[tuple[int, int, str]] = []
+    taken = _Taken()
     chosen: list[Diagnostic] = []
     edits: list[Edit] = []
     dropped: list[tuple[Diagnostic, str]] = []
@@ -36,20 +38,46 @@ def select_fixes(
         if fix is None or not fix.applies(unsafe):
             continue
         spans = [(index.offset(e.location), index.offset(e.end_location), e.content) for e in fix.edits]
-        clash = False
-        for start, end, content in spans:
-            for t_start, t_end, t_content in taken:
-                if (start, end, content) == (t_start, t_end, t_content):
-                    continue
-                if start < t_end and t_start < end or (start == end == t_start == t_end):
-                    clash = True
-        if clash:
+        if any(taken.clashes(span) for span in spans):
             dropped.append((diagnostic, "overlaps another fix; run again to apply it"))
             continue
-        taken.extend(spans)
+        for span in spans:
+            taken.add(span)
         chosen.append(diagnostic)
         edits.extend(fix.edits)
     return chosen, edits, dropped
+
+
+Span = tuple[int, int, str]
+
+
+class _Taken:
+    """The spans of the fixes chosen so far, sorted by start, so that a new span is compared
+    with the few that can touch it rather than with every span of the file."""
+
+    def __init__(self) -> None:
+        self._spans: list[Span] = []
+        self._seen: set[Span] = set()
+        self._longest = 0
+
+    def add(self, span: Span) -> None:
+        if span not in self._seen:
+            self._seen.add(span)
+            bisect.insort(self._spans, span)
+            self._longest = max(self._longest, span[1] - span[0])
+
+    def clashes(self, span: Span) -> bool:
+        start, end, _ = span
+        # A span that touches [start, end] starts at most `longest` before it and not after it.
+        low = bisect.bisect_left(self._spans, (start - self._longest,))
+        high = bisect.bisect_right(self._spans, (end, math.inf))
+        for taken in self._spans[low:high]:
+            if taken == span:
+                continue  # the same edit (the shared import): merged
+            t_start, t_end, _ = taken
+            if start < t_end and t_start < end or (start == end == t_start == t_end):
+                return True
+        return False
 
 
 def parses(text: str) -> str | None:
@@ -64,9 +92,9 @@ def parses(text: str) -> str | None:
 
 
 def unified_diff(old: str, new: str, display: str) -> str:
-    import difflib  # only --diff needs it
+    from pinlint.fix.diff import unified_diff as lines_diff  # only --diff needs it
 
-    diff = difflib.unified_diff(split_lines(old), split_lines(new), fromfile=f"a/{display}", tofile=f"b/{display}")
+    diff = lines_diff(split_lines(old), split_lines(new), f"a/{display}", f"b/{display}")
     out = []
     for line in diff:
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")

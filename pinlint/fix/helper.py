@@ -115,6 +115,8 @@ class FileContext:
         self.module, self.is_package = module_name(path, root) if path is not None else (None, False)
         self.facts: ModuleFacts = module_facts(tree, self.module, self.is_package, text)
         self._calls: dict[str, list[str]] | None = None
+        self._ending: dict[str, list[str]] = {}
+        self._helpers: list[tuple[str, Binding]] | None = None
 
     @classmethod
     def build(cls, path: Path | None, text: str, root: Path | None) -> FileContext | str:
@@ -146,6 +148,27 @@ class FileContext:
         self.calls_of("")
         assert self._calls is not None
         return list(self._calls)
+
+    def module_helpers(self) -> list[tuple[str, Binding]]:
+        """The module-level bindings that may be the helper (its import, or a def of its name),
+        found once per file: every fix asks."""
+        if self._helpers is None:
+            self._helpers = [
+                (local, b)
+                for local, bindings in self.scopes.module.bindings.items()
+                for b in bindings
+                if not b.dead
+                and (b.kind == IMPORT and b.imported == NAME or b.kind == DEF and local == NAME and not b.via_global)
+            ]
+        return self._helpers
+
+    def called_ending(self, suffix: str) -> list[str]:
+        """The dotted names the file calls that end with ``suffix``, sorted: every fix of the
+        file asks, so the file's calls are scanned once, not once per fix."""
+        found = self._ending.get(suffix)
+        if found is None:
+            found = self._ending[suffix] = sorted({d for d in self.called_names() if d.endswith(suffix)})
+        return found
 
 
 def _dotted(node: ast.expr) -> str | None:
@@ -235,14 +258,7 @@ class HelperResolver:
         module_bindings = ctx.scopes.module.bindings
         # 2. A helper the file binds at module level.
         first_problem: str | None = None
-        candidates: list[tuple[str, Binding]] = []
-        for local, bindings in module_bindings.items():
-            for b in bindings:
-                if b.dead:
-                    continue
-                if b.kind == IMPORT and b.imported == NAME or b.kind == DEF and local == NAME and not b.via_global:
-                    candidates.append((local, b))
-        for local, binding in candidates:
+        for local, binding in ctx.module_helpers():
             problem = _bound_as(ctx.scopes.resolve(local, pos), pos[0], at_module_level, binding)
             if problem is None:
                 if binding.kind == DEF:
@@ -255,7 +271,7 @@ class HelperResolver:
                 return self._choice(local, None, sig, f"imported in this file from {binding.module}")
             first_problem = first_problem or f"`{local}` is {problem}"
         # `mod.is_pin_memory_available(...)` on a module-level import.
-        for spelled in sorted({d for d in ctx.called_names() if d.endswith("." + NAME)}):
+        for spelled in ctx.called_ending("." + NAME):
             root = spelled.split(".", 1)[0]
             imports = [b for b in module_bindings.get(root, []) if b.kind == IMPORT and not b.dead]
             if not imports:

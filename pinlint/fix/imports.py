@@ -136,6 +136,11 @@ def _blank(lines: list[str], row: int) -> bool:
     return 0 <= row < len(lines) and not lines[row].strip()
 
 
+#: The last answer, with its text and tree (compared by identity): every fix of a file asks for
+#: the same import, and each answer splits the whole text into lines.
+_last: tuple[str, ast.Module, tuple[ImportRequest, frozenset[str], int], Edit | str] | None = None
+
+
 def import_edit(
     request: ImportRequest,
     text: str,
@@ -145,6 +150,18 @@ def import_edit(
     line_length: int = 88,
 ) -> Edit | str:
     """The edit adding ``request`` to the file, or why it cannot be added."""
+    global _last
+    key = (request, first_party, line_length)
+    if _last is not None and _last[0] is text and _last[1] is tree and _last[2] == key:
+        return _last[3]
+    answer = _import_edit(request, text, tree, first_party, line_length)
+    _last = (text, tree, key, answer)
+    return answer
+
+
+def _import_edit(
+    request: ImportRequest, text: str, tree: ast.Module, first_party: frozenset[str], line_length: int
+) -> Edit | str:
     lines = split_lines(text)
     newline = line_ending(lines[0]) if lines else "\n"
     region = import_region(tree)

@@ -8,14 +8,17 @@ impossible (the expression would raise at the construction) comes back as ``Decl
 
 from __future__ import annotations
 
+import bisect
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import libcst as cst
 
 from pinlint import torch_api
 from pinlint.analysis import torch_semantics
-from pinlint.analysis.binding import _captures, bound_at
+from pinlint.analysis.binding import DefiniteAssignment, _captures
 from pinlint.analysis.events import SinkHit
 from pinlint.analysis.interpreter import _children, mentioned
 from pinlint.analysis.scopes import BoundNames, dotted, statements_in
@@ -56,15 +59,17 @@ def device_problem(hit: SinkHit, device: cst.BaseExpression, ctx: RuleContext) -
     assert construction is not None
     construction_row = ctx.start(construction).row
     names = _free_names(device)
-    comprehension_bound = _comprehension_names(scope) & names
+    scope_names = _per_scope(ctx, "names", lambda: _ScopeNames(scope))
+    comprehension_bound = scope_names.comprehension & names
     if comprehension_bound:
         name = sorted(comprehension_bound)[0]
         return Decline(
             f"no automatic fix: `{name}` is bound by a comprehension or lambda at the copy, not where the tensor is allocated"
         )
-    local = _local_names(scope) & names
+    local = scope_names.local & names
     if local:
-        bound = bound_at(scope, construction_row, local, ctx.positions.rows)
+        definite = _per_scope(ctx, "definite assignment", lambda: DefiniteAssignment(scope, ctx.positions.rows))
+        bound = definite.bound_at(construction_row, local)
         unbound = sorted(local - bound)
         if unbound:
             return Decline(
@@ -148,69 +153,56 @@ def _free_names(node: cst.BaseExpression) -> set[str]:
     return found
 
 
-_LOCAL_MEMO: dict[int, tuple[cst.CSTNode, set[str]]] = {}
-_COMPREHENSION_MEMO: dict[int, tuple[cst.CSTNode, set[str]]] = {}
+_T = TypeVar("_T")
 
 
-def _memoised(memo: dict[int, tuple[cst.CSTNode, set[str]]], scope: cst.CSTNode, compute) -> set[str]:  # type: ignore[no-untyped-def]
-    """Per-scope facts computed once however many findings of the scope ask (keyed by the node,
-    kept alive with it so that an id is never reused for another scope)."""
-    hit = memo.get(id(scope))
-    if hit is not None and hit[0] is scope:
-        return hit[1]
-    if len(memo) > 256:
-        memo.clear()
-    value = compute(scope)
-    memo[id(scope)] = (scope, value)
-    return value
+def _per_scope(ctx: RuleContext, key: str, compute: Callable[[], _T]) -> _T:
+    """A fact of the analysed scope computed once however many of its findings ask (a function
+    with thousands of findings stays linear); kept on the scope's interpreter, so it lives
+    exactly as long as the nodes it describes."""
+    memo = ctx.interpreter.__dict__.setdefault("_fix_safety_memo", {})
+    if key not in memo:
+        memo[key] = compute()
+    return memo[key]
 
 
-def _local_names(scope: cst.FunctionDef | cst.Module) -> set[str]:
-    return _memoised(_LOCAL_MEMO, scope, _compute_local_names)
+class _ScopeNames:
+    """The names a scope binds, from one walk of it.
 
+    ``local``: its own names: parameters, assignment and loop targets, imports, defs, and the
+    names that ``match`` patterns and walrus expressions bind. ``comprehension``: names bound by
+    comprehension targets and lambda parameters (and so not where the tensor is allocated)."""
 
-def _compute_local_names(scope: cst.FunctionDef | cst.Module) -> set[str]:
-    """The scope's own names: parameters, assignment and loop targets, imports, defs, and the
-    names that ``match`` patterns and walrus expressions bind."""
-    collector = BoundNames()
-    if isinstance(scope, cst.FunctionDef):
-        collector.params(scope.params)
-        collector.statements(statements_in(scope.body))
-    else:
-        collector.statements(list(scope.body))
-    names = set(collector.names)
-    stack: list[cst.CSTNode] = [scope.body] if isinstance(scope, cst.FunctionDef) else [scope]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not scope:
-            continue  # another scope
-        if isinstance(node, cst.NamedExpr) and isinstance(node.target, cst.Name):
-            names.add(node.target.value)
-        elif isinstance(node, cst.MatchCase):
-            names |= _captures(node.pattern, alternatives=True)  # every name a case may bind
-        stack.extend(_children(node))
-    return names
-
-
-def _comprehension_names(scope: cst.CSTNode) -> set[str]:
-    return _memoised(_COMPREHENSION_MEMO, scope, _compute_comprehension_names)
-
-
-def _compute_comprehension_names(scope: cst.CSTNode) -> set[str]:
-    """Names bound by comprehension targets, walrus in comprehensions and lambda parameters."""
-    found: set[str] = set()
-    stack: list[cst.CSTNode] = [scope.body] if isinstance(scope, cst.FunctionDef) else [scope]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.CompFor):
-            found |= mentioned(node.target)
-        elif isinstance(node, cst.Lambda):
-            params = node.params
-            found |= {p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]}
-        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node is not scope:
-            continue  # another scope
-        stack.extend(_children(node))
-    return found
+    def __init__(self, scope: cst.FunctionDef | cst.Module) -> None:
+        collector = BoundNames()
+        if isinstance(scope, cst.FunctionDef):
+            collector.params(scope.params)
+            collector.statements(statements_in(scope.body))
+        else:
+            collector.statements(list(scope.body))
+        self.local = set(collector.names)
+        self.comprehension: set[str] = set()
+        root: cst.CSTNode = scope.body if isinstance(scope, cst.FunctionDef) else scope
+        stack: list[tuple[cst.CSTNode, bool]] = [(root, False)]  # (node, inside a lambda)
+        while stack:
+            node, in_lambda = stack.pop()
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node is not scope:
+                continue  # another scope
+            if isinstance(node, cst.CompFor):
+                self.comprehension |= mentioned(node.target)
+            elif isinstance(node, cst.Lambda):
+                params = node.params
+                self.comprehension |= {
+                    p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]
+                }
+                in_lambda = True  # its body is another scope: its walrus targets are not ours
+            elif in_lambda:
+                pass  # in a lambda's body only comprehension and lambda names count
+            elif isinstance(node, cst.NamedExpr) and isinstance(node.target, cst.Name):
+                self.local.add(node.target.value)
+            elif isinstance(node, cst.MatchCase):
+                self.local |= _captures(node.pattern, alternatives=True)  # every name a case may bind
+            stack.extend((child, in_lambda) for child in _children(node))
 
 
 def _guard(
@@ -222,39 +214,31 @@ def _guard(
     ctx: RuleContext,
 ) -> str | None:
     """The test of a condition around the copy (not around the construction) that inspects one
-    of the device expression's names (``if like is not None: x.to(like.device)``)."""
+    of the device expression's names (``if like is not None: x.to(like.device)``); the outermost
+    such test first. Blocks and ``elif`` chains are indexed once per scope: a finding costs its
+    depth, not the length of the blocks around it."""
     rows = ctx.positions.rows
-    statements = (
-        list(scope.body.body)
-        if isinstance(scope, cst.FunctionDef) and isinstance(scope.body, cst.IndentedBlock)
-        else list(getattr(scope, "body", []))
-    )
-    tests: list[cst.BaseExpression] = []
-    while statements:
-        holder = next((s for s in statements if rows(s)[0] <= sink_row <= rows(s)[1]), None)
+    index: _Index = _per_scope(ctx, "blocks", lambda: _Index(rows))
+    owner: cst.CSTNode | None = scope
+    while owner is not None:
+        holder = index.block(owner).holding(sink_row)
         if holder is None:
-            break
+            return None
         around_construction = rows(holder)[0] <= construction_row <= rows(holder)[1]
+        chosen: cst.BaseSuite | None
         if isinstance(holder, cst.If):
             # The copy's branch: every test of the chain up to it decides whether it runs.
-            branch: cst.If | None = holder
-            chosen: cst.BaseSuite | None = None
-            while branch is not None:
-                if not around_construction:
-                    tests.append(branch.test)
-                if rows(branch.body)[0] <= sink_row <= rows(branch.body)[1]:
-                    chosen = branch.body
-                    break
-                if isinstance(branch.orelse, cst.If):
-                    branch = branch.orelse
-                else:
-                    chosen = branch.orelse.body if branch.orelse is not None else None
-                    branch = None
-            statements = statements_in(chosen) if chosen is not None else []
-        elif isinstance(holder, cst.While):
+            chain = index.chain(holder)
+            taken = chain.bodies.index_holding(sink_row)
             if not around_construction:
-                tests.append(holder.test)
-            statements = statements_in(holder.body)
+                test = chain.first_test_of(names, len(chain.branches) - 1 if taken is None else taken)
+                if test is not None:
+                    return ctx.source(test)
+            chosen = chain.orelse if taken is None else chain.branches[taken].body
+        elif isinstance(holder, cst.While):
+            if not around_construction and mentioned(holder.test) & names:
+                return ctx.source(holder.test)
+            chosen = holder.body
         elif isinstance(holder, (cst.For, cst.With, cst.Try, cst.TryStar)):
             suites = [holder.body]
             suites += [h.body for h in getattr(holder, "handlers", ())]
@@ -263,18 +247,100 @@ def _guard(
                 if part is not None:
                     suites.append(part.body)
             chosen = next((s for s in suites if rows(s)[0] <= sink_row <= rows(s)[1]), None)
-            statements = statements_in(chosen) if chosen is not None else []
         elif isinstance(holder, cst.Match):
-            chosen = next((c.body for c in holder.cases if rows(c)[0] <= sink_row <= rows(c)[1]), None)
-            statements = statements_in(chosen) if chosen is not None else []
+            case = index.cases(holder).holding(sink_row)
+            chosen = case.body if isinstance(case, cst.MatchCase) else None
         else:
-            # The copy's own statement: a conditional expression or `and`/`or` in it.
-            tests.extend(_inline_conditions(holder))
-            break
-    for test in tests:
-        if mentioned(test) & names:
-            return ctx.source(test)
+            # The copy's own statement: a conditional expression or `and`/`or` in it (the same
+            # statement for every tensor that reaches one copy: read once).
+            inline: dict[int, list[tuple[cst.BaseExpression, set[str]]]] = _per_scope(ctx, "inline", dict)
+            if id(holder) not in inline:
+                inline[id(holder)] = [(t, mentioned(t)) for t in _inline_conditions(holder)]
+            return next((ctx.source(t) for t, seen in inline[id(holder)] if seen & names), None)
+        owner = chosen
     return None
+
+
+def _statements_of(block: cst.CSTNode) -> list[cst.CSTNode]:
+    if isinstance(block, cst.FunctionDef):
+        return list(block.body.body) if isinstance(block.body, cst.IndentedBlock) else []
+    if isinstance(block, cst.Module):
+        return list(block.body)
+    return statements_in(block) if isinstance(block, cst.BaseSuite) else []
+
+
+class _InOrder:
+    """The statements (or branches) of one block, found by row with a binary search: a scan per
+    finding made a function with many copies quadratic."""
+
+    def __init__(self, nodes: list[cst.CSTNode], rows: Callable[[cst.CSTNode], tuple[int, int]]) -> None:
+        self.nodes = nodes
+        spans = [rows(node) for node in nodes]
+        self.firsts = [first for first, _ in spans]
+        self.lasts = [last for _, last in spans]
+        # Python's blocks put their statements on rows of their own; checked, not assumed.
+        self.disjoint = all(self.lasts[i] < self.firsts[i + 1] for i in range(len(nodes) - 1))
+
+    def index_holding(self, row: int) -> int | None:
+        """The first node whose rows hold ``row``."""
+        if not self.disjoint:
+            return next((i for i in range(len(self.nodes)) if self.firsts[i] <= row <= self.lasts[i]), None)
+        i = bisect.bisect_right(self.firsts, row) - 1
+        return i if i >= 0 and row <= self.lasts[i] else None
+
+    def holding(self, row: int) -> cst.CSTNode | None:
+        i = self.index_holding(row)
+        return None if i is None else self.nodes[i]
+
+
+class _Chain:
+    """An ``if``/``elif`` chain: its branches' bodies by row, its final ``else``, and for each
+    name the first test that mentions it."""
+
+    def __init__(self, head: cst.If, rows: Callable[[cst.CSTNode], tuple[int, int]]) -> None:
+        self.branches = [head]
+        while isinstance(self.branches[-1].orelse, cst.If):
+            self.branches.append(self.branches[-1].orelse)
+        self.bodies = _InOrder([b.body for b in self.branches], rows)
+        last = self.branches[-1].orelse
+        self.orelse = last.body if isinstance(last, cst.Else) else None
+        self._first: dict[str, int] = {}
+        for i, branch in enumerate(self.branches):
+            for name in mentioned(branch.test):
+                self._first.setdefault(name, i)
+
+    def first_test_of(self, names: set[str], upto: int) -> cst.BaseExpression | None:
+        """The first test among branches ``0..upto`` that mentions one of ``names``."""
+        first = min((self._first[n] for n in names if n in self._first), default=None)
+        return self.branches[first].test if first is not None and first <= upto else None
+
+
+class _Index:
+    """The blocks, ``elif`` chains and ``match`` cases of one scope, indexed when first asked."""
+
+    def __init__(self, rows: Callable[[cst.CSTNode], tuple[int, int]]) -> None:
+        self.rows = rows
+        self._blocks: dict[int, _InOrder] = {}
+        self._chains: dict[int, _Chain] = {}
+
+    def block(self, owner: cst.CSTNode) -> _InOrder:
+        """The statements of a scope or suite."""
+        found = self._blocks.get(id(owner))
+        if found is None:
+            found = self._blocks[id(owner)] = _InOrder(_statements_of(owner), self.rows)
+        return found
+
+    def cases(self, match: cst.Match) -> _InOrder:
+        found = self._blocks.get(id(match))
+        if found is None:
+            found = self._blocks[id(match)] = _InOrder(list(match.cases), self.rows)
+        return found
+
+    def chain(self, head: cst.If) -> _Chain:
+        found = self._chains.get(id(head))
+        if found is None:
+            found = self._chains[id(head)] = _Chain(head, self.rows)
+        return found
 
 
 def _inline_conditions(statement: cst.CSTNode) -> list[cst.BaseExpression]:
@@ -301,9 +367,10 @@ def _call_between(scope: cst.CSTNode, construction_row: int, sink_row: int, base
 def _calls(scope: cst.CSTNode, ctx: RuleContext) -> list[tuple[int, int, str, frozenset[str], cst.Call]]:
     """The calls a scope makes that could change an attribute (tensor methods cannot): row span,
     callee, the root names of the arguments. Computed once per scope, however many findings ask."""
-    memo = ctx.interpreter.__dict__.setdefault("_calls_memo", {})
-    if id(scope) in memo:
-        return memo[id(scope)]
+    return _per_scope(ctx, "calls", lambda: _scope_calls(scope, ctx))
+
+
+def _scope_calls(scope: cst.CSTNode, ctx: RuleContext) -> list[tuple[int, int, str, frozenset[str], cst.Call]]:
     rows = ctx.positions.rows
     found: list[tuple[int, int, str, frozenset[str], cst.Call]] = []
     stack: list[cst.CSTNode] = [scope.body] if isinstance(scope, cst.FunctionDef) else [scope]
@@ -320,7 +387,6 @@ def _calls(scope: cst.CSTNode, ctx: RuleContext) -> list[tuple[int, int, str, fr
                 first, last = rows(node)
                 found.append((first, last, func, roots, node))
         stack.extend(_children(node))
-    memo[id(scope)] = found
     return found
 
 
@@ -328,19 +394,58 @@ def _attribute_written_elsewhere(attribute: str, ctx: RuleContext, whole_file: b
     """A line of this file, outside the function analysed, that writes into the tensor held by
     ``attribute`` (``self.x[i] = v``, ``self.x += 1``, ``self.x.fill_(0)``) or hands it to code
     we do not see. Rebinding the attribute (``self.x = other``) is no write to the tensor."""
-    name = re.escape(attribute.rsplit(".", 1)[-1])
-    writes = re.compile(
+    name = attribute.rsplit(".", 1)[-1]
+    scope = ctx.interpreter.scope
+    first, last = ctx.positions.rows(scope) if isinstance(scope, cst.FunctionDef) and not whole_file else (0, 0)
+    if not re.fullmatch(r"\w+", name):
+        return _first_write(name, ctx.positions.lines, first, last)  # not a name the file index reads
+    # The analysed function itself is skipped: its uses were followed precisely.
+    rows = _attribute_writes(ctx.positions.lines).get(name, [])
+    if rows and rows[0] < first:
+        return rows[0]
+    after = bisect.bisect_right(rows, last)
+    return rows[after] if after < len(rows) else None
+
+
+def _write_pattern(name: str) -> str:
+    return (
         rf"\.{name}\s*(?:\[[^\]\n]*\]\s*)?(?:[-+*/%&|^@]|//|\*\*|<<|>>)=|"  # augmented assignment
         rf"\.{name}\s*\[[^\]\n]*\]\s*=(?!=)|"  # item assignment
         rf"\.{name}(?:\[[^\]\n]*\])?\.(?:\w+_|numpy)\(|"  # in-place method, numpy view
         rf"(?<!copy_)\(\s*[\w.]*\.{name}\s*[,)]|,\s*[\w.]*\.{name}\s*[,)]"  # passed as an argument
     )
-    scope = ctx.interpreter.scope
-    first, last = ctx.positions.rows(scope) if isinstance(scope, cst.FunctionDef) and not whole_file else (0, 0)
-    for index, line in enumerate(ctx.positions.lines, start=1):
-        if first <= index <= last:
-            continue  # the analysed function itself: its uses were followed precisely
+
+
+#: Every attribute a line writes into: the pattern above with the name captured, tried at every
+#: position (inside a lookahead, so that matches may overlap as one search per name finds them).
+_ANY_WRITE = re.compile("(?=(?:" + _write_pattern(r"(\w+)") + "))")
+
+#: The last file's index (by the identity of its lines): name -> rows that write into it.
+_last_index: tuple[list[str], dict[str, list[int]]] | None = None
+
+
+def _attribute_writes(lines: list[str]) -> dict[str, list[int]]:
+    """For each attribute name, the rows (in order) whose code writes into it: one pass over
+    the file, however many findings ask (a scan per finding made it quadratic)."""
+    global _last_index
+    if _last_index is not None and _last_index[0] is lines:
+        return _last_index[1]
+    index: dict[str, list[int]] = {}
+    for row, line in enumerate(lines, start=1):
         code = line.split("#", 1)[0]
-        if writes.search(code):
-            return index
+        found = {next(g for g in m.groups() if g is not None) for m in _ANY_WRITE.finditer(code)}
+        for name in found:
+            index.setdefault(name, []).append(row)
+    _last_index = (lines, index)
+    return index
+
+
+def _first_write(name: str, lines: list[str], first: int, last: int) -> int | None:
+    """The first row outside ``first..last`` that writes into ``name``, by a search per line."""
+    writes = re.compile(_write_pattern(re.escape(name)))
+    for row, line in enumerate(lines, start=1):
+        if first <= row <= last:
+            continue
+        if writes.search(line.split("#", 1)[0]):
+            return row
     return None

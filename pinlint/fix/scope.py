@@ -14,6 +14,7 @@ it has a finding with a fix.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from dataclasses import dataclass, field
 
@@ -317,16 +318,33 @@ class FileScopes:
         self.module = Scope("module", "<module>", None)
         declarations = text is None or may_declare(text)
         _Builder(self.module, declarations).visit(tree)
+        self._starts: dict[int, tuple[list[tuple[int, int]], bool]] = {}
 
     def innermost(self, pos: tuple[int, int]) -> Scope:
         scope = self.module
         while True:
-            for child in scope.children:
-                if child.contains(pos):
-                    scope = child
-                    break
-            else:
+            child = self._child_at(scope, pos)
+            if child is None:
                 return scope
+            scope = child
+
+    def _child_at(self, scope: Scope, pos: tuple[int, int]) -> Scope | None:
+        """The first child of ``scope`` that holds ``pos``: a binary search over the children's
+        starts (a scan per fix made a file of many functions quadratic)."""
+        index = self._starts.get(id(scope))
+        if index is None:
+            children = scope.children
+            starts = [child.start for child in children]
+            # Sibling scopes do not overlap in Python; checked, not assumed.
+            ordered = all(
+                children[i].start <= children[i].end <= children[i + 1].start for i in range(len(children) - 1)
+            )
+            index = self._starts[id(scope)] = (starts, ordered)
+        starts, ordered = index
+        if not ordered:
+            return next((child for child in scope.children if child.contains(pos)), None)
+        i = bisect.bisect_right(starts, pos) - 1
+        return scope.children[i] if i >= 0 and scope.children[i].contains(pos) else None
 
     def resolve(self, name: str, pos: tuple[int, int]) -> Resolution:
         """What ``name`` means at ``pos`` (1-based row, 0-based UTF-8 byte column)."""

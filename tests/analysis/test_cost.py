@@ -64,6 +64,60 @@ def sequential_ifs(n: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def call_chain(n: int) -> str:
+    """Each function returns what the next one returns; the last builds the tensor."""
+    lines = ["import torch", ""]
+    for i in range(n):
+        body = f"return f{i + 1}(k)" if i < n - 1 else "return torch.tensor([k])"
+        lines += [f"def f{i}(k):", f"    {body}", ""]
+    lines += ["def top(device, k):", "    return f0(k).to(device, non_blocking=True)"]
+    return "\n".join(lines) + "\n"
+
+
+def recursion_ring(n: int) -> str:
+    """``n`` functions calling each other in a ring, one of them building the tensor."""
+    lines = ["import torch", ""]
+    for i in range(n):
+        lines += [
+            f"def r{i}(k):",
+            "    if k == 0:",
+            "        return torch.tensor([k])",
+            f"    return r{(i + 1) % n}(k - 1)",
+            "",
+        ]
+    lines += ["def top(device, k):", "    return r0(k).to(device, non_blocking=True)"]
+    return "\n".join(lines) + "\n"
+
+
+def many_callers(n: int) -> str:
+    """``n`` functions handing a host tensor to one function that copies its parameter."""
+    lines = ["import torch", "", "def put(t, device):", "    return t.to(device, non_blocking=True)", ""]
+    for i in range(n):
+        lines += [f"def g{i}(device):", f"    return put(torch.tensor([{i}]), device)", ""]
+    return "\n".join(lines) + "\n"
+
+
+def many_functions(n: int) -> str:
+    """``n`` small functions, each with its own pageable copy."""
+    lines = ["import torch", ""]
+    for i in range(n):
+        lines += [
+            f"def f{i}(device):",
+            f"    t = torch.tensor([{i}])",
+            "    return t.to(device, non_blocking=True)",
+            "",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def attribute_copies(n: int) -> str:
+    """One method filling ``n`` attributes with host tensors and copying each."""
+    lines = ["import torch", "", "class Batch:", "    def load(self, device):"]
+    for i in range(n):
+        lines += [f"        self.b{i} = torch.tensor([{i}])", f"        self.b{i}.to(device, non_blocking=True)"]
+    return "\n".join(lines) + "\n"
+
+
 def steps(source: str) -> tuple[int, int]:
     """(analysis steps, events) of the single function in ``source``."""
     module = cst.parse_module(source)
@@ -90,6 +144,93 @@ def test_steps_grow_linearly(generator, small: int, large: int) -> None:  # type
     ratio = large / small
     # Linear, with slack for the fixed cost of the function's header and return.
     assert large_steps <= ratio * small_steps * 1.25, (small_steps, large_steps)
+
+
+def file_steps(source: str, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
+    """(analysis steps of every function the file's analysis interpreted, findings)."""
+    import pinlint.analysis.interpreter as interpreter_module
+
+    made: list[Interpreter] = []
+
+    class Counting(Interpreter):
+        def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(interpreter_module, "Interpreter", Counting)
+    analysis = analyze_text(source, SETTINGS)
+    monkeypatch.undo()
+    return sum(i.steps for i in made), len(analysis.findings)
+
+
+@pytest.mark.parametrize(
+    ("generator", "small", "large"),
+    [(call_chain, 6, 600), (recursion_ring, 6, 600), (many_callers, 6, 60)],
+)
+def test_steps_across_functions_grow_linearly(
+    generator, small: int, large: int, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    small_steps, _ = file_steps(generator(small), monkeypatch)
+    large_steps, _ = file_steps(generator(large), monkeypatch)
+    # Summaries go a few calls deep at most, so chains and rings cost what their first links do.
+    assert large_steps <= large / small * small_steps * 1.25, (small_steps, large_steps)
+
+
+def test_callers_past_the_bound_are_reported_not_dropped_silently(monkeypatch: pytest.MonkeyPatch) -> None:
+    analysis = analyze_text(many_callers(100), SETTINGS)
+    assert len(analysis.findings) == 64  # the callers followed
+    [(row, name, why)] = analysis.over_budget
+    assert (row, name) == (many_callers(100).splitlines().index("def g64(device):") + 1, "g64")
+    assert "only the first 64" in why and "36 are not" in why
+
+
+def fix_work(source: str, tmp_path, monkeypatch: pytest.MonkeyPatch) -> int:  # type: ignore[no-untyped-def]
+    """Lines of pinlint's own code run by ``check --fix --unsafe-fixes --diff`` on ``source`` (a
+    count, not a time: deterministic; libcst's and the standard library's lines are not
+    counted, so that a loop of pinlint's per finding over the file stands out)."""
+    import sys
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    import pinlint
+    from pinlint.cli import main
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.pinlint]\npin-memory-helper = "mypkg.utils:is_pin_memory_available(device)"\n'
+    )
+    (tmp_path / "shape.py").write_text(source)
+    monkeypatch.chdir(tmp_path)
+    package = str(Path(pinlint.__file__).parent)
+    lines = 0
+
+    def line(frame, event, arg):  # type: ignore[no-untyped-def]
+        nonlocal lines
+        lines += event == "line"
+        return line
+
+    def call(frame, event, arg):  # type: ignore[no-untyped-def]
+        return line if frame.f_code.co_filename.startswith(package) else None
+
+    sys.settrace(call)
+    try:
+        ran = CliRunner().invoke(main, ["check", "shape.py", "--no-cache", "--fix", "--unsafe-fixes", "--diff"])
+    finally:
+        sys.settrace(None)
+    assert "Would fix" in ran.output, ran.output[-400:]
+    return lines
+
+
+@pytest.mark.parametrize("generator", [chained_copies, branches, many_functions, attribute_copies])
+def test_fix_work_grows_linearly(generator, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    # Fix safety, the helper's resolution, the import, choosing non-overlapping fixes, the
+    # re-lint and the diff: each per finding or once per file, none per finding times file.
+    # Linear code measures within a few percent of 20x; a scan of the file per finding, 20%
+    # more or worse at these sizes.
+    fix_work(chained_copies(2), tmp_path, monkeypatch)  # warm the run's caches (rule catalog, configuration)
+    small_work = fix_work(generator(20), tmp_path, monkeypatch)
+    large_work = fix_work(generator(400), tmp_path, monkeypatch)
+    assert large_work <= 20 * small_work * 1.1, (small_work, large_work)
 
 
 def test_every_nested_loop_still_reaches_the_copy() -> None:
