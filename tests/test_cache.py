@@ -29,7 +29,39 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _cache_files(project: Path) -> list[Path]:
-    return sorted((project / ".pinlint_cache").rglob("*.cache"))
+    """The result caches (one per analysis settings), not the kept diagnostics."""
+    return sorted(p for p in (project / ".pinlint_cache").rglob("*.cache") if p.name != "diagnostics.cache")
+
+
+def _fix_texts(diagnostics: list[dict[str, object]]) -> list[str]:
+    return [e["content"] for d in diagnostics if d["fix"] for e in d["fix"]["edits"]]  # type: ignore[index, union-attr]
+
+
+def test_kept_diagnostics_follow_everything_they_are_made_from(project: Path) -> None:
+    # First run: nothing kept yet. Second: the kept diagnostics, the same as a fresh build.
+    assert run() == run("--no-cache")
+    assert list((project / ".pinlint_cache").rglob("diagnostics.cache"))
+    assert run() == run("--no-cache")
+    # The project's idiom changes in another file: the fix must change with it, kept or not.
+    (project / "platform_utils.py").write_text("def is_pin_memory_available(device):\n    return True\n")
+    fresh = run("--no-cache")
+    assert any("platform_utils" in t for t in _fix_texts(fresh))
+    assert run() == fresh
+    # The configuration changes (a configured helper): a new fingerprint, nothing reused.
+    (project / "pyproject.toml").write_text('[tool.pinlint]\npin-memory-helper = "mypkg.mem:pin_ok(device)"\n')
+    (project / "platform_utils.py").unlink()
+    fresh = run("--no-cache")
+    assert any("pin_ok" in t for t in _fix_texts(fresh))
+    assert run() == fresh
+
+
+def test_forged_kept_diagnostics_are_not_trusted(project: Path) -> None:
+    expected = run("--no-cache")
+    run()
+    (kept,) = (project / ".pinlint_cache").rglob("diagnostics.cache")
+    payload = {"fingerprint": "x", "entries": {"hot.py": ["d", []]}}
+    kept.write_bytes(b"PINLINT-DIAGNOSTICS-1\n" + b"0" * 64 + b"\n" + json.dumps(payload).encode())
+    assert run() == expected  # unsigned: ignored, and rebuilt
 
 
 def test_corrupt_cache_is_ignored(project: Path) -> None:

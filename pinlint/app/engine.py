@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from pinlint import catalog, lint, noqa, runner, source
+from pinlint.app.diagnostic_cache import DiagnosticCache, fingerprint
 from pinlint.app.options import CheckOptions, analysis_settings, cache_dir, uses_cache
 from pinlint.app.run_result import CheckRun
 from pinlint.config import Config
@@ -210,17 +211,29 @@ def run_check(
         return project
 
     builder = DiagnosticBuilder(config, options, load_project)
+    kept = _KeptDiagnostics(config, options, settings, builder) if uses_cache(options) else None
     for result in sorted(results, key=lambda r: r.path):
         if result.error is not None:
             run.errors.append((result.path, result.error))
             continue
         assert result.analysis is not None
+        analysis = result.analysis
+        if (
+            not analysis.findings
+            and analysis.syntax_error is None
+            and not analysis.over_budget
+            and analysis.skipped is None
+        ):
+            continue  # most files: nothing to report
         if result.analysis.syntax_error is not None:
             # A finding, not a stderr note: every format carries it and the run is never "clean".
             run.diagnostics.append(_syntax_error(Path(result.path), None, result.analysis.syntax_error))
             continue
         _note_budget(run, result.path, result.analysis)
-        diagnostics = builder.diagnostics(Path(result.path), result.analysis)
+        if kept is not None and result.analysis.findings:
+            diagnostics = kept.diagnostics(result)
+        else:
+            diagnostics = builder.diagnostics(Path(result.path), result.analysis)
         rewritten = False
         if (options.fix or options.diff) and any(d.fix for d in diagnostics):
             diagnostics = _fix_file(Path(result.path), result, diagnostics, settings, builder, options, run)
@@ -234,10 +247,45 @@ def run_check(
             where, end = Location(row, column), Location(end_row, end_column)
             diagnostics.append(located_diagnostic(str(Path(result.path)), where, end, message))
         run.diagnostics.extend(diagnostics)
+    if kept is not None:
+        kept.save()
     run.diagnostics.sort(key=lambda d: d.sort_key())
     _apply_profile(run, config, options)
     run.timings.add("report", time.perf_counter() - started)
     return run
+
+
+class _KeptDiagnostics:
+    """The diagnostics of the last run's files with findings (a run without --fix or --diff,
+    with the cache on): reused for a file whose content and fingerprint are the same."""
+
+    def __init__(
+        self, config: Config, options: CheckOptions, settings: AnalysisSettings, builder: DiagnosticBuilder
+    ) -> None:
+        self.config, self.options, self.settings, self.builder = config, options, settings, builder
+        self._cache: DiagnosticCache | None = None
+
+    def _opened(self) -> DiagnosticCache:
+        if self._cache is None:
+            # The profile is applied after (and jobs or the cache folder change nothing made here).
+            options = replace(self.options, profile=None, min_runs=None, jobs=None, cache_dir=None)
+            builder = self.builder
+            key = fingerprint(self.settings.key(), self.config, options, builder.project, builder.line_length)
+            self._cache = DiagnosticCache(cache_dir(self.config, self.options), key)
+        return self._cache
+
+    def diagnostics(self, result: FileResult) -> list[Diagnostic]:
+        assert result.analysis is not None
+        cache = self._opened()
+        found = cache.get(result.path, result.digest)
+        if found is None:
+            found = self.builder.diagnostics(Path(result.path), result.analysis)
+            cache.put(result.path, result.digest, found)
+        return found
+
+    def save(self) -> None:
+        if self._cache is not None:
+            self._cache.save()
 
 
 def _apply_profile(run: CheckRun, config: Config, options: CheckOptions) -> None:

@@ -11,6 +11,8 @@ import configparser
 import sys
 from pathlib import Path
 
+from pinlint.safeio import MAX_CONFIG_BYTES, read_regular
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -19,10 +21,20 @@ else:  # pragma: no cover
 DEFAULT_LINE_LENGTH = 88
 
 
-def _toml(path: Path) -> dict:  # type: ignore[type-arg]
+def _text(path: Path) -> str | None:
+    """A settings file's text: bounded, regular files only (a committed link to /dev/zero or a
+    FIFO must not hang a run), else None."""
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return read_regular(path, MAX_CONFIG_BYTES).decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _toml(path: Path) -> dict:  # type: ignore[type-arg]
+    text = _text(path)
+    try:
+        return tomllib.loads(text) if text is not None else {}
+    except tomllib.TOMLDecodeError:
         return {}
 
 
@@ -46,9 +58,12 @@ def line_length(root: Path | None) -> int:
                 return found
     for name in ("setup.cfg", "tox.ini", ".flake8"):
         parser = configparser.ConfigParser()
+        text = _text(root / name)
+        if text is None:
+            continue
         try:
-            parser.read(root / name, encoding="utf-8")
-        except (configparser.Error, UnicodeDecodeError):
+            parser.read_string(text, source=str(root / name))
+        except configparser.Error:
             continue
         for key in ("max-line-length", "max_line_length"):
             if parser.has_option("flake8", key):

@@ -27,7 +27,7 @@ class _Payload:
 
 
 def _cache_file(proj: Path) -> Path:
-    files = sorted((proj / ".pinlint_cache").rglob("*.cache"))
+    files = sorted(p for p in (proj / ".pinlint_cache").rglob("*.cache") if p.name != "diagnostics.cache")
     assert len(files) == 1, files
     return files[0]
 

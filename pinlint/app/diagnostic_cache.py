@@ -1,0 +1,100 @@
+"""The diagnostics of the files with findings, kept for the next run.
+
+A warm run re-analyses nothing (the result cache), but turning findings into diagnostics still
+parses each such file with ``ast`` and builds its scope model to complete the fixes. So the
+finished diagnostics are kept too, keyed by the file's content digest, under a fingerprint of
+everything else they are made from: pinlint's version, the analysis settings, the configuration
+and options of the run, the project's pin-memory idiom (every file's facts) and line length. A
+change to any of them gives another fingerprint, and the kept diagnostics are not used.
+
+Signed like the result cache (``cache.read_signed``): only this user's own file is trusted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from pinlint import __version__, datacodec
+from pinlint.core.diagnostics import Diagnostic
+
+_MAGIC = b"PINLINT-DIAGNOSTICS-1"
+_MAX_BYTES = 64 * 1024 * 1024
+
+
+def fingerprint(*parts: object) -> str:
+    """A digest of plain data and dataclasses (sets sorted, paths as text): the same inputs give
+    the same fingerprint in every process, whatever the hash seed."""
+    text = json.dumps([_plain(p) for p in parts], sort_keys=True, separators=(",", ":"))
+    return hashlib.blake2b(f"{__version__}|{text}".encode(), digest_size=16).hexdigest()
+
+
+def _plain(value: object) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, (set, frozenset)):
+        return sorted(_plain(v) for v in value)
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)  # a Path
+
+
+class DiagnosticCache:
+    """``<cache dir>/<version>/diagnostics.cache``: path -> (content digest, diagnostics), for one
+    fingerprint (another fingerprint starts it afresh)."""
+
+    def __init__(self, directory: Path, fingerprint: str) -> None:
+        self.directory = directory
+        self.file = directory / __version__ / "diagnostics.cache"
+        self.fingerprint = fingerprint
+        self.entries: dict[str, list[Any]] = {}
+        self.dirty = False
+        self._load()
+
+    def _load(self) -> None:
+        from pinlint.cache import read_signed
+
+        payload = read_signed(self.file, _MAGIC, _MAX_BYTES)
+        if payload is None:
+            return
+        try:
+            data = json.loads(payload)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            return
+        if type(data) is not dict or data.get("fingerprint") != self.fingerprint:
+            return  # another configuration, project idiom or version: nothing here applies
+        entries = data.get("entries")
+        if type(entries) is dict:
+            self.entries = entries
+
+    def get(self, path: str, digest: str) -> list[Diagnostic] | None:
+        entry = self.entries.get(path)
+        if not digest or type(entry) is not list or len(entry) != 2 or entry[0] != digest:
+            return None
+        try:
+            return datacodec.decode(list[Diagnostic], entry[1])  # type: ignore[no-any-return]
+        except (datacodec.ShapeError, TypeError, ValueError, KeyError, RecursionError):
+            return None  # a shape we did not write: build them again
+
+    def put(self, path: str, digest: str, diagnostics: list[Diagnostic]) -> None:
+        if digest:
+            self.entries[path] = [digest, datacodec.encode(diagnostics)]
+            self.dirty = True
+
+    def save(self) -> None:
+        if not self.dirty:
+            return
+        from pinlint.cache import write_signed
+
+        payload = json.dumps({"fingerprint": self.fingerprint, "entries": self.entries}, separators=(",", ":"))
+        write_signed(self.directory, self.file, _MAGIC, payload.encode())
