@@ -18,15 +18,15 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from pinlint.analysis.classes import ClassRange, _class_indent, _method_classes, class_at, class_ranges, family
+from pinlint.analysis.classes import _method_classes
 from pinlint.analysis.events import EventSink
+from pinlint.analysis.file_text import FileText
 from pinlint.analysis.names import FileNames
 from pinlint.analysis.parse import parse
 from pinlint.analysis.positions import Positions
 from pinlint.analysis.scopes import iter_statements
-from pinlint.analysis.triage import EnclosingDefs, Segment, segment_for, segment_text
+from pinlint.analysis.triage import Segment, segment_for, segment_text
 from pinlint.analysis.values import Kind, Value
-from pinlint.core.text import LineIndex
 
 if TYPE_CHECKING:
     from pinlint.analysis.expressions import Evaluator
@@ -64,18 +64,9 @@ class FileSummaries:
         self._running: set[int] = set()
         self._scopes: dict[int, Interpreter | None] = {}
         self._running_scopes: set[int] = set()
-        self._classes: list[ClassRange] | None = None
         self.depth = 0
-        self._attribute_memo: dict[tuple[str, str], list[int] | None] = {}
-        self._enclosing: EnclosingDefs | None = None
-        #: One text scan each, on first need: def name -> [(0-based line, indented)]; attribute
-        #: -> lines of ``self.<attr> = ...``; names declared at class level (``x: int``).
-        self._def_index: dict[str, list[tuple[int, bool]]] | None = None
-        self._assign_index: dict[str, list[int]] | None = None
-        self._declared: set[str] | None = None
-        self._family_memo: dict[str, list[ClassRange] | None] = {}
-        self._indirect: bool | None = None
-        self._line_index: LineIndex | None = None
+        #: What text scans of the file say (classes, defs, `self.x =` lines), found on first need.
+        self.scan = FileText(lines)
         #: Scopes that hit the step budget: (row, name, why).
         self.over_budget: list[tuple[int, str, str]] = []
 
@@ -95,10 +86,10 @@ class FileSummaries:
         seen: set[int] = set()
         for name in sorted(names):
             for match in re.finditer(rf"(?<![\w.])(?:self\.)?{re.escape(name)}[ \t]*\(", self.text):
-                line = self.line_of(match.start())
+                line = self.scan.line_of(match.start())
                 if re.match(r"[ \t]*(?:async[ \t]+)?def[ \t]", self.lines[line]):
                     continue  # the definition itself
-                start = self.enclosing_def(line)
+                start = self.scan.enclosing_def(line)
                 if start is None or start in self._parsed or start in seen:
                     continue
                 if covered.hold(start):
@@ -172,7 +163,7 @@ class FileSummaries:
             return None  # a closure calling itself: no summary
         self._running_scopes.add(key)
         interpreter = self._make(scope, EventSink(self.listened), self)
-        interpreter.class_name = self.class_at(segment.start) if not segment.whole_file else class_name
+        interpreter.class_name = self.scan.class_at(segment.start) if not segment.whole_file else class_name
         interpreter.segment_start = start
         interpreter.segment = segment
         try:
@@ -192,23 +183,6 @@ class FileSummaries:
     def all_parsed(self) -> list[Parsed]:
         return [p for p in self._parsed.values() if p is not None]
 
-    # ------------------------------------------------------------------ classes
-    def classes(self) -> list[ClassRange]:
-        if self._classes is None:
-            self._classes = class_ranges(self.lines)
-        return self._classes
-
-    def class_at(self, line: int) -> str | None:
-        """The innermost class around 0-based ``line``."""
-        return class_at(self.classes(), line)
-
-    def _family(self, name: str) -> list[ClassRange] | None:
-        """The class, its bases and its subclasses defined in this file (a ``self.x`` of the
-        class may be set by any of them). None when the name is not one class of this file."""
-        if name not in self._family_memo:
-            self._family_memo[name] = family(self.classes(), name)
-        return self._family_memo[name]
-
     # ------------------------------------------------------------------ summaries
     def attribute(self, evaluator: Evaluator, key: str) -> Value | None:
         """Every value the class's methods assign to ``self.<attr>``, or None (unknown)."""
@@ -216,7 +190,7 @@ class FileSummaries:
         if class_name is None or self.depth >= MAX_DEPTH:
             return None
         attr = key.split(".", 1)[1]
-        lines = self._attribute_lines(class_name, attr)
+        lines = self.scan.attribute_lines(class_name, attr)
         if lines is None:
             return None
         values: list[Value] = []
@@ -229,58 +203,8 @@ class FileSummaries:
             return None
         return frozenset().union(*values)
 
-    def _attribute_lines(self, class_name: str, attr: str) -> list[int] | None:
-        """0-based lines of the class family's ``self.<attr> = ...``; None: not followable.
-        A text scan, memoised: a copying method asks for the same attribute again and again."""
-        memo_key = (class_name, attr)
-        if memo_key in self._attribute_memo:
-            return self._attribute_memo[memo_key]
-        found: list[int] | None = []
-        family = self._family(class_name)
-        if family is None or not attr.isidentifier() or self._sets_indirectly():
-            found = None  # set in ways the scan below does not see
-        elif attr in self._declared_names():
-            found = None  # declared at class level (a dataclass field): filled by whoever calls
-        else:
-            for line in self._assignments().get(attr, ()):
-                if not any(c.start < line < c.end for c in family):
-                    continue  # another class's attribute of the same name
-                if any(c.start < line < c.end and c.indent > _class_indent(family, line) for c in self.classes()):
-                    continue  # a class nested inside: its `self` is another object
-                found.append(line)
-        self._attribute_memo[memo_key] = found
-        return found
-
-    def enclosing_def(self, line: int) -> int | None:
-        if self._enclosing is None:
-            self._enclosing = EnclosingDefs(self.lines)
-        return self._enclosing.of(line)
-
-    def _declared_names(self) -> set[str]:
-        if self._declared is None:
-            self._declared = set(_CLASS_LEVEL_DECLARATION.findall(self.text))
-        return self._declared
-
-    def _assignments(self) -> dict[str, list[int]]:
-        if self._assign_index is None:
-            self._assign_index = {}
-            for match in _SELF_ASSIGNMENT.finditer(self.text):
-                self._assign_index.setdefault(match.group(1), []).append(self.line_of(match.start()))
-        return self._assign_index
-
-    def _sets_indirectly(self) -> bool:
-        if self._indirect is None:
-            self._indirect = re.search(r"setattr\(\s*self|__dict__", self.text) is not None
-        return self._indirect
-
-    def line_of(self, offset: int) -> int:
-        """0-based line of a character offset of the text."""
-        if self._line_index is None:
-            self._line_index = LineIndex(self.lines)
-        return self._line_index.row_of(offset)
-
     def _assigned(self, line: int, key: str, evaluator: Evaluator) -> Value | None:
-        start = self.enclosing_def(line)
+        start = self.scan.enclosing_def(line)
         if start is None:
             return None  # at class level: not a method's assignment
         current = getattr(evaluator, "segment_start", None)
@@ -316,13 +240,13 @@ class FileSummaries:
                 return None, local
             if func.value in evaluator.env:
                 return None  # a local or parameter named like a function
-            starts = [line for line, indented in self._defs(func.value) if not indented]
+            starts = [line for line, indented in self.scan.defs(func.value) if not indented]
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
             class_name = getattr(evaluator, "class_name", None)
-            family = self._family(class_name) if class_name else None
+            family = self.scan.family(class_name) if class_name else None
             if family is None:
                 return None
-            methods = [line for line, indented in self._defs(func.attr.value) if indented]
+            methods = [line for line, indented in self.scan.defs(func.attr.value) if indented]
             starts = [line for line in methods if any(c.start < line < c.end for c in family)]
         else:
             return None
@@ -333,15 +257,6 @@ class FileSummaries:
             return None
         top = next((s for s in parsed.module.body if isinstance(s, cst.FunctionDef)), None)
         return (parsed, top) if top is not None else None
-
-    def _defs(self, name: str) -> list[tuple[int, bool]]:
-        """(0-based line, indented) of each ``def <name>(`` (all defs found in one text scan)."""
-        if self._def_index is None:
-            self._def_index = {}
-            for match in _DEF_LINE.finditer(self.text):
-                entry = (self.line_of(match.start()), bool(match.group(1)))
-                self._def_index.setdefault(match.group(2), []).append(entry)
-        return self._def_index.get(name, [])
 
     def _interpreter_of(
         self, parsed: Parsed | None, function: cst.FunctionDef, evaluator: Evaluator
@@ -400,11 +315,6 @@ class FileSummaries:
         if parsed.positions is None:
             parsed.positions = Positions(parsed.module, parsed.segment, self.lines, parsed.source)
         return parsed.positions
-
-
-_DEF_LINE = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.M)
-_SELF_ASSIGNMENT = re.compile(r"^[ \t]*self\.(\w+)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
-_CLASS_LEVEL_DECLARATION = re.compile(r"^[ \t]+(\w+)[ \t]*:[^=\n]*$", re.M)
 
 
 def argument_for(function: cst.FunctionDef, call: cst.Call, name: str) -> cst.BaseExpression | None:
