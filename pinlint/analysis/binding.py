@@ -305,7 +305,7 @@ class _Walk:
 
 def _walrus_names(node: cst.CSTNode) -> list[str]:
     """The walrus targets of an expression."""
-    from pinlint.analysis.interpreter import _children
+    from pinlint.analysis.cst_walk import children
 
     found: list[str] = []
     stack = [node]
@@ -315,7 +315,7 @@ def _walrus_names(node: cst.CSTNode) -> list[str]:
             found.append(current.target.value)
         if isinstance(current, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
             continue  # their walrus targets may bind here too, but only if they run: not definite
-        stack.extend(_children(current))
+        stack.extend(children(current))
     return found
 
 

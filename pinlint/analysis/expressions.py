@@ -122,7 +122,7 @@ class Evaluator:
 
     def resolve_captures(self) -> None:
         """Everything ever bound to a name a nested function or lambda mentions escapes into it."""
-        from pinlint.analysis.interpreter import mentioned
+        from pinlint.analysis.cst_walk import mentioned
 
         if not self.uses.tracking:
             return  # no tensor a fix would pin was born here: nothing to escape

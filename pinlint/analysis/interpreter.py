@@ -17,6 +17,7 @@ import libcst as cst
 
 from pinlint.analysis import d2h
 from pinlint.analysis.budget import BudgetExceeded
+from pinlint.analysis.cst_walk import mentioned
 from pinlint.analysis.env import Changes, join
 from pinlint.analysis.expressions import Evaluator
 from pinlint.analysis.scopes import dotted, flatten_targets
@@ -350,54 +351,6 @@ class Interpreter(Evaluator):
 
 def _source_hint(node: cst.BaseExpression) -> str:
     return dotted(node) or "x"
-
-
-def mentioned(node: cst.CSTNode) -> set[str]:
-    """Every name and attribute chain (``a``, ``a.b``, ``a.b.c``) written inside ``node``."""
-    found: set[str] = set()
-    stack: list[cst.CSTNode] = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, (cst.Name, cst.Attribute)):
-            chain = dotted(current)
-            if chain is not None:
-                parts = chain.split(".")
-                found.update(".".join(parts[: i + 1]) for i in range(len(parts)))
-                if isinstance(current, cst.Name):
-                    continue
-        stack.extend(_children(current))
-    return found
-
-
-def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """A node's child nodes, read from its fields: libcst's ``children`` runs a whole visitor
-    per node, which costs more than the walk it serves. What a field's type is (node, sequence,
-    other) is looked up per type: ``isinstance`` against libcst's abstract classes is slow."""
-    out: list[cst.CSTNode] = []
-    fields = _FIELDS.get(type(node))
-    if fields is None:
-        fields = _FIELDS[type(node)] = tuple(node.__dataclass_fields__)
-    for name in fields:
-        value = getattr(node, name)
-        kind = _KINDS.get(type(value))
-        if kind is None:
-            kind = _kind(type(value))
-        if kind is _NODE:
-            out.append(value)
-        elif kind is _SEQUENCE:
-            out.extend(v for v in value if (_KINDS.get(type(v)) or _kind(type(v))) is _NODE)
-    return out
-
-
-_NODE, _SEQUENCE, _OTHER = "node", "sequence", "other"
-_FIELDS: dict[type, tuple[str, ...]] = {}
-_KINDS: dict[type, str] = {}
-
-
-def _kind(kind: type) -> str:
-    found = _NODE if issubclass(kind, cst.CSTNode) else _SEQUENCE if issubclass(kind, (tuple, list)) else _OTHER
-    _KINDS[kind] = found
-    return found
 
 
 def _device_tested(test: cst.BaseExpression) -> set[str]:

@@ -16,11 +16,18 @@ import dataclasses
 import enum
 import hashlib
 import json
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pinlint import __version__, datacodec
+from pinlint.app.options import CheckOptions, cache_dir
+from pinlint.config import Config
 from pinlint.core.diagnostics import Diagnostic
+from pinlint.core.results import AnalysisSettings, FileResult
+
+if TYPE_CHECKING:
+    from pinlint.app.engine import DiagnosticBuilder
 
 _MAGIC = b"PINLINT-DIAGNOSTICS-1"
 _MAX_BYTES = 64 * 1024 * 1024
@@ -98,3 +105,36 @@ class DiagnosticCache:
 
         payload = json.dumps({"fingerprint": self.fingerprint, "entries": self.entries}, separators=(",", ":"))
         write_signed(self.directory, self.file, _MAGIC, payload.encode())
+
+
+class KeptDiagnostics:
+    """The diagnostics of the last run's files with findings (a run without --fix or --diff,
+    with the cache on): reused for a file whose content and fingerprint are the same."""
+
+    def __init__(
+        self, config: Config, options: CheckOptions, settings: AnalysisSettings, builder: DiagnosticBuilder
+    ) -> None:
+        self.config, self.options, self.settings, self.builder = config, options, settings, builder
+        self._cache: DiagnosticCache | None = None
+
+    def _opened(self) -> DiagnosticCache:
+        if self._cache is None:
+            # The profile is applied after (and jobs or the cache folder change nothing made here).
+            options = replace(self.options, profile=None, min_runs=None, jobs=None, cache_dir=None)
+            builder = self.builder
+            key = fingerprint(self.settings.key(), self.config, options, builder.project, builder.line_length)
+            self._cache = DiagnosticCache(cache_dir(self.config, self.options), key)
+        return self._cache
+
+    def diagnostics(self, result: FileResult) -> list[Diagnostic]:
+        assert result.analysis is not None
+        cache = self._opened()
+        found = cache.get(result.path, result.digest)
+        if found is None:
+            found = self.builder.diagnostics(Path(result.path), result.analysis)
+            cache.put(result.path, result.digest, found)
+        return found
+
+    def save(self) -> None:
+        if self._cache is not None:
+            self._cache.save()

@@ -13,14 +13,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from pinlint import catalog, lint, noqa, runner, source
-from pinlint.app.diagnostic_cache import DiagnosticCache, fingerprint
+from pinlint.app.diagnostic_cache import KeptDiagnostics
 from pinlint.app.options import CheckOptions, analysis_settings, cache_dir, uses_cache
 from pinlint.app.run_result import CheckRun
+from pinlint.app.syntax_findings import compile_error_diagnostic, syntax_error, unparsable
 from pinlint.config import Config
-from pinlint.core.diagnostics import Applicability, Diagnostic, Edit, Fix, Location
+from pinlint.core.diagnostics import Applicability, Diagnostic, Edit, Fix
 from pinlint.core.paths import display_path
 from pinlint.core.results import AnalysisSettings, FileAnalysis, FileResult, Finding, FixPlan
-from pinlint.core.syntax import cpython_location, located_diagnostic, syntax_error_diagnostic
 from pinlint.core.text import digest
 from pinlint.fix.apply import unified_diff
 from pinlint.fix.helper import ConfiguredHelper, FileContext, HelperChoice, HelperResolver
@@ -211,7 +211,7 @@ def run_check(
         return project
 
     builder = DiagnosticBuilder(config, options, load_project)
-    kept = _KeptDiagnostics(config, options, settings, builder) if uses_cache(options) else None
+    kept = KeptDiagnostics(config, options, settings, builder) if uses_cache(options) else None
     for result in sorted(results, key=lambda r: r.path):
         if result.error is not None:
             run.errors.append((result.path, result.error))
@@ -227,7 +227,7 @@ def run_check(
             continue  # most files: nothing to report
         if result.analysis.syntax_error is not None:
             # A finding, not a stderr note: every format carries it and the run is never "clean".
-            run.diagnostics.append(_syntax_error(Path(result.path), None, result.analysis.syntax_error))
+            run.diagnostics.append(syntax_error(Path(result.path), None, result.analysis.syntax_error))
             continue
         _note_budget(run, result.path, result.analysis)
         if kept is not None and result.analysis.findings:
@@ -239,13 +239,11 @@ def run_check(
             diagnostics = _fix_file(Path(result.path), result, diagnostics, settings, builder, options, run)
             rewritten = options.fix
         if rewritten and result.analysis.findings:
-            diagnostics.extend(_unparsable(Path(result.path), None))  # where the error is now
+            diagnostics.extend(unparsable(Path(result.path), None))  # where the error is now
         elif result.analysis.compile_error is not None:
             # Found by the worker: a file with findings is compiled whole, so that a syntax
             # error outside the functions that were parsed is reported too.
-            row, column, end_row, end_column, message = result.analysis.compile_error
-            where, end = Location(row, column), Location(end_row, end_column)
-            diagnostics.append(located_diagnostic(str(Path(result.path)), where, end, message))
+            diagnostics.append(compile_error_diagnostic(Path(result.path), result.analysis.compile_error))
         run.diagnostics.extend(diagnostics)
     if kept is not None:
         kept.save()
@@ -253,39 +251,6 @@ def run_check(
     _apply_profile(run, config, options)
     run.timings.add("report", time.perf_counter() - started)
     return run
-
-
-class _KeptDiagnostics:
-    """The diagnostics of the last run's files with findings (a run without --fix or --diff,
-    with the cache on): reused for a file whose content and fingerprint are the same."""
-
-    def __init__(
-        self, config: Config, options: CheckOptions, settings: AnalysisSettings, builder: DiagnosticBuilder
-    ) -> None:
-        self.config, self.options, self.settings, self.builder = config, options, settings, builder
-        self._cache: DiagnosticCache | None = None
-
-    def _opened(self) -> DiagnosticCache:
-        if self._cache is None:
-            # The profile is applied after (and jobs or the cache folder change nothing made here).
-            options = replace(self.options, profile=None, min_runs=None, jobs=None, cache_dir=None)
-            builder = self.builder
-            key = fingerprint(self.settings.key(), self.config, options, builder.project, builder.line_length)
-            self._cache = DiagnosticCache(cache_dir(self.config, self.options), key)
-        return self._cache
-
-    def diagnostics(self, result: FileResult) -> list[Diagnostic]:
-        assert result.analysis is not None
-        cache = self._opened()
-        found = cache.get(result.path, result.digest)
-        if found is None:
-            found = self.builder.diagnostics(Path(result.path), result.analysis)
-            cache.put(result.path, result.digest, found)
-        return found
-
-    def save(self) -> None:
-        if self._cache is not None:
-            self._cache.save()
 
 
 def _apply_profile(run: CheckRun, config: Config, options: CheckOptions) -> None:
@@ -378,7 +343,7 @@ def check_stdin(text: str, filename: Path, config: Config, options: CheckOptions
         run.errors.append((str(filename), result.error or "cannot analyze"))
         return run
     if result.analysis.syntax_error is not None:
-        run.diagnostics.append(_syntax_error(filename, text, result.analysis.syntax_error))
+        run.diagnostics.append(syntax_error(filename, text, result.analysis.syntax_error))
         return run
     _note_budget(run, str(filename), result.analysis)
     builder = DiagnosticBuilder(
@@ -392,35 +357,10 @@ def check_stdin(text: str, filename: Path, config: Config, options: CheckOptions
             run.diffs[str(filename)] = unified_diff(text, new_text, _display(filename))
         run.stdin_output = new_text
     if result.analysis.findings:
-        diagnostics.extend(_unparsable(filename, text))
+        diagnostics.extend(unparsable(filename, text))
     run.diagnostics = sorted(diagnostics, key=lambda d: d.sort_key())
     _apply_profile(run, config, options)
     return run
-
-
-def _syntax_error(path: Path, text: str | None, fallback: tuple[int, int, str]) -> Diagnostic:
-    """PIN000 at CPython's location (the file is read again: only broken files pay for it)."""
-    if text is None:
-        try:
-            text = source.decode(path.read_bytes()).text
-        except (OSError, source.DecodeError):
-            text = None
-    return syntax_error_diagnostic(str(path), text, fallback)
-
-
-def _unparsable(path: Path, text: str | None) -> list[Diagnostic]:
-    """PIN000 for a file CPython cannot compile, or nothing."""
-    if text is None:
-        try:
-            text = source.decode(path.read_bytes()).text
-        except (OSError, source.DecodeError):
-            return []
-    located = cpython_location(text, str(path))
-    return (
-        []
-        if located is None
-        else [syntax_error_diagnostic(str(path), text, (located[0].row, located[0].column, located[2]))]
-    )
 
 
 def _project(

@@ -9,8 +9,8 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from pinlint.analysis.cst_walk import children, mentioned
 from pinlint.analysis.events import SinkHit
-from pinlint.analysis.interpreter import _children, mentioned
 from pinlint.analysis.scopes import statements_in
 from pinlint.fix.scope_memo import per_scope
 from pinlint.rules.base import RuleContext
@@ -163,5 +163,5 @@ def _inline_conditions(statement: cst.CSTNode) -> list[cst.BaseExpression]:
             found.append(node.test)
         elif isinstance(node, cst.BooleanOperation):
             found.append(node.left)
-        stack.extend(_children(node))
+        stack.extend(children(node))
     return found

@@ -17,8 +17,8 @@ import libcst as cst
 from pinlint import torch_api
 from pinlint.analysis import torch_semantics
 from pinlint.analysis.binding import DefiniteAssignment, _captures
+from pinlint.analysis.cst_walk import children, mentioned
 from pinlint.analysis.events import SinkHit
-from pinlint.analysis.interpreter import _children, mentioned
 from pinlint.analysis.scopes import BoundNames, dotted, statements_in
 from pinlint.fix.guards import guard_test
 from pinlint.fix.scope_memo import per_scope
@@ -149,7 +149,7 @@ def _free_names(node: cst.BaseExpression) -> set[str]:
         elif isinstance(current, cst.Arg):
             stack.append(current.value)
         else:
-            stack.extend(_children(current))
+            stack.extend(children(current))
     return found
 
 
@@ -189,7 +189,7 @@ class _ScopeNames:
                 self.local.add(node.target.value)
             elif isinstance(node, cst.MatchCase):
                 self.local |= _captures(node.pattern, alternatives=True)  # every name a case may bind
-            stack.extend((child, in_lambda) for child in _children(node))
+            stack.extend((child, in_lambda) for child in children(node))
 
 
 def _call_between(scope: cst.CSTNode, construction_row: int, sink_row: int, base: str, ctx: RuleContext) -> str | None:
@@ -222,7 +222,7 @@ def _scope_calls(scope: cst.CSTNode, ctx: RuleContext) -> list[tuple[int, int, s
                 roots = frozenset((dotted(arg.value) or "").split(".", 1)[0] for arg in node.args)
                 first, last = rows(node)
                 found.append((first, last, func, roots, node))
-        stack.extend(_children(node))
+        stack.extend(children(node))
     return found
 
 

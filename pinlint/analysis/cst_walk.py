@@ -1,0 +1,55 @@
+"""Walking libcst trees fast: a node's children from its fields, and the names an expression mentions."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from pinlint.analysis.scopes import dotted
+
+
+def mentioned(node: cst.CSTNode) -> set[str]:
+    """Every name and attribute chain (``a``, ``a.b``, ``a.b.c``) written inside ``node``."""
+    found: set[str] = set()
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (cst.Name, cst.Attribute)):
+            chain = dotted(current)
+            if chain is not None:
+                parts = chain.split(".")
+                found.update(".".join(parts[: i + 1]) for i in range(len(parts)))
+                if isinstance(current, cst.Name):
+                    continue
+        stack.extend(children(current))
+    return found
+
+
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """A node's child nodes, read from its fields: libcst's ``children`` runs a whole visitor
+    per node, which costs more than the walk it serves. What a field's type is (node, sequence,
+    other) is looked up per type: ``isinstance`` against libcst's abstract classes is slow."""
+    out: list[cst.CSTNode] = []
+    fields = _FIELDS.get(type(node))
+    if fields is None:
+        fields = _FIELDS[type(node)] = tuple(node.__dataclass_fields__)
+    for name in fields:
+        value = getattr(node, name)
+        kind = _KINDS.get(type(value))
+        if kind is None:
+            kind = _kind(type(value))
+        if kind is _NODE:
+            out.append(value)
+        elif kind is _SEQUENCE:
+            out.extend(v for v in value if (_KINDS.get(type(v)) or _kind(type(v))) is _NODE)
+    return out
+
+
+_NODE, _SEQUENCE, _OTHER = "node", "sequence", "other"
+_FIELDS: dict[type, tuple[str, ...]] = {}
+_KINDS: dict[type, str] = {}
+
+
+def _kind(kind: type) -> str:
+    found = _NODE if issubclass(kind, cst.CSTNode) else _SEQUENCE if issubclass(kind, (tuple, list)) else _OTHER
+    _KINDS[kind] = found
+    return found
