@@ -95,3 +95,22 @@ def test_an_edit_that_keeps_the_size_is_rechecked(project: Path) -> None:
     assert (project / "hot.py").stat().st_size == info.st_size
     os.utime(project / "hot.py", ns=(info.st_atime_ns, info.st_mtime_ns + 1_000))
     assert run() == []
+
+
+def test_a_warm_run_starts_no_workers(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With this run's cache on disk the files will be hits: starting workers (each importing
+    libcst) would only take CPU from the run."""
+    from pinlint import runner
+
+    started: list[int] = []
+    real = runner.WorkerPool
+
+    def counting(jobs: int) -> runner.WorkerPool:
+        started.append(jobs)
+        return real(jobs)
+
+    monkeypatch.setattr(runner, "WorkerPool", counting)
+    cold = run("-j", "2")
+    assert started == [2]  # no cache yet: the workers start while files are discovered
+    assert run("-j", "2") == cold
+    assert started == [2]  # warm: none started

@@ -9,11 +9,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pinlint import runner
-from pinlint.app.engine import check_stdin, run_check
+from pinlint.app.engine import check_stdin, run_check, run_settings
 from pinlint.app.files import FileGroups
-from pinlint.app.options import analysis_settings, cache_dir, uses_cache
+from pinlint.app.options import cache_dir, uses_cache
 from pinlint.app.request import CheckPlan, RequestError, selected_for
 from pinlint.app.run_result import CheckRun
+from pinlint.fix.project import find_root
 
 
 @contextmanager
@@ -36,10 +37,10 @@ def _warm_cache_likely(plan: CheckPlan) -> bool:
     from pinlint.cache import cache_file
 
     config, options = plan.config, plan.options
-    return (
-        uses_cache(options)
-        and cache_file(cache_dir(config, options), analysis_settings(config, options.selected)).exists()
-    )
+    if not uses_cache(options):
+        return False
+    root = find_root(config.root, config.path, [Path(p) for p in plan.request.path_list])
+    return cache_file(cache_dir(config, options), run_settings(config, options, root)).exists()
 
 
 def check_files(

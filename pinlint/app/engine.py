@@ -173,6 +173,12 @@ def _planned_fix(plan: FixPlan) -> Fix:
     return Fix(plan.applicability, plan.title, tuple(edits), unsafe_reason=unsafe_reason)
 
 
+def run_settings(config: Config, options: CheckOptions, root: Path | None) -> AnalysisSettings:
+    """The analysis settings of a run (the result cache's key): module names are computed under
+    the project root, so it is one of them."""
+    return replace(analysis_settings(config, options.selected), project_root=str(root) if root else None)
+
+
 def run_check(
     files: list[Path],
     config: Config,
@@ -182,7 +188,7 @@ def run_check(
 ) -> CheckRun:
     run = CheckRun()
     root = find_root(config.root, config.path, files)
-    settings = replace(analysis_settings(config, options.selected), project_root=str(root) if root else None)
+    settings = run_settings(config, options, root)
     cache = None
     if uses_cache(options):
         from pinlint.cache import Cache
@@ -335,7 +341,7 @@ def _fix_file(
 def check_stdin(text: str, filename: Path, config: Config, options: CheckOptions) -> CheckRun:
     run = CheckRun()
     root = find_root(config.root, config.path, [filename])
-    settings = replace(analysis_settings(config, options.selected), project_root=str(root) if root else None)
+    settings = run_settings(config, options, root)
     data = text.encode("utf-8")
     result = runner.analyze_bytes(str(filename), data, settings)
     run.stdin_output = text
