@@ -11,7 +11,9 @@ from pinlint.safeio import project_root
 
 
 def _within(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
+    """Lexically: ``path`` is ``root`` or below it (text, not ``Path.parents``: asked per directory)."""
+    text, base = str(path), str(root)
+    return text == base or text.startswith(base if base.endswith(os.sep) else base + os.sep)
 
 
 class ConfigResolver:
