@@ -71,6 +71,7 @@ DEFAULT_REPORT = REPO / "docs" / "performance.md"
 TARGETS = {
     "cold": ("pinlint cold / ruff", 1.0, "<="),
     "warm": ("pinlint warm / ruff", 0.25, "<="),
+    "all_rules": ("pinlint --select PIN cold / ruff", 1.5, "<="),
     "semgrep": ("semgrep / pinlint cold (speed-up)", 20.0, ">="),
     "one_file": ("`pinlint check one_file.py` (s)", 0.3, "<="),
     "version": ("`pinlint --version` (s)", 0.15, "<="),
@@ -389,6 +390,9 @@ def main(argv: list[str] | None = None) -> int:
         tools["pinlint_cold"] = Tool(
             "pinlint cold", [*pinlint_argv, "check", *rel, "--no-cache", *common, *timings], cwd, keep_output=True
         )
+        tools["pinlint_all"] = Tool(
+            "pinlint all", [*pinlint_argv, "check", *rel, "--select", "PIN", "--no-cache", *common, *timings], cwd
+        )
         tools["pinlint_warm"] = Tool(
             "pinlint warm",
             [*pinlint_argv, "check", *rel, "--cache-dir", str(cache_dir), *common, *timings],
@@ -583,6 +587,7 @@ def main(argv: list[str] | None = None) -> int:
     ratios: dict[str, float | None] = {
         "cold": None,
         "warm": None,
+        "all_rules": None,
         "semgrep": None,
         "one_file": startup.get("pinlint check one_file.py"),
         "version": startup.get("pinlint --version"),
@@ -590,6 +595,7 @@ def main(argv: list[str] | None = None) -> int:
     if pinlint_ok:
         ratios["cold"] = med["pinlint_cold"] / med["ruff"]
         ratios["warm"] = med["pinlint_warm"] / med["ruff"]
+        ratios["all_rules"] = med["pinlint_all"] / med["ruff"]
         if "semgrep" in med:
             ratios["semgrep"] = med["semgrep"] / med["pinlint_cold"]
 
@@ -760,11 +766,18 @@ def render_markdown(r: dict) -> str:
         "pinlint_cold": "`pinlint check CORPUS --no-cache --output-format json --exit-zero`",
         "pinlint_warm": "`pinlint check CORPUS --cache-dir D --output-format json --exit-zero` "
         "(D primed by one untimed run)",
+        "pinlint_all": "`pinlint check CORPUS --select PIN --no-cache --output-format json --exit-zero` (every rule)",
         "ruff": "`ruff check --select E,F --no-cache --exit-zero CORPUS`",
         "semgrep": f"`semgrep scan --config benchmarks/pin001.semgrep.yml --jobs {r['machine']['nproc']} "
         "--no-git-ignore --project-root . --max-target-bytes=0 CORPUS`",
     }
-    names = {"pinlint_cold": "pinlint (cold)", "pinlint_warm": "pinlint (warm)", "ruff": "ruff", "semgrep": "semgrep"}
+    names = {
+        "pinlint_cold": "pinlint (cold)",
+        "pinlint_all": "pinlint --select PIN (cold)",
+        "pinlint_warm": "pinlint (warm)",
+        "ruff": "ruff",
+        "semgrep": "semgrep",
+    }
     for k, ts in r["times"].items():
         if ts:
             add(f"| {names[k]} | {cmds[k]} | {_fmt_s(med[k])} | {', '.join(f'{x:.2f}' for x in ts)} |")
@@ -772,7 +785,8 @@ def render_markdown(r: dict) -> str:
     if "pinlint_cold" in med:
         add(
             f"pinlint/ruff: cold {med['pinlint_cold'] / med['ruff']:.2f}×, "
-            f"warm {med['pinlint_warm'] / med['ruff']:.2f}×"
+            f"warm {med['pinlint_warm'] / med['ruff']:.2f}×, "
+            f"every rule (`--select PIN`) cold {med['pinlint_all'] / med['ruff']:.2f}×"
             + (
                 f"; pinlint/semgrep: {med['pinlint_cold'] / med['semgrep']:.3f} "
                 f"(semgrep takes {med['semgrep'] / med['pinlint_cold']:.1f}× as long)"
