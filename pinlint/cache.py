@@ -111,6 +111,18 @@ def read_signed(path: Path, magic: bytes, limit: int = MAX_CACHE_BYTES) -> bytes
     return payload
 
 
+def read_signed_json(path: Path, magic: bytes, limit: int = MAX_CACHE_BYTES) -> dict[str, Any] | None:
+    """``read_signed``'s payload as a JSON object; None for anything else."""
+    payload = read_signed(path, magic, limit)
+    if payload is None:
+        return None
+    try:
+        data = json.loads(payload)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    return data if type(data) is dict else None
+
+
 def write_signed(directory: Path, path: Path, magic: bytes, payload: bytes) -> None:
     """Write ``payload`` signed with this user's key, inside ``directory`` (a real folder, no
     link followed); silently nothing when that cannot be done safely."""

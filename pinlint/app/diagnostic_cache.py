@@ -69,16 +69,10 @@ class DiagnosticCache:
         self._load()
 
     def _load(self) -> None:
-        from pinlint.cache import read_signed
+        from pinlint.cache import read_signed_json
 
-        payload = read_signed(self.file, _MAGIC, _MAX_BYTES)
-        if payload is None:
-            return
-        try:
-            data = json.loads(payload)
-        except (ValueError, UnicodeDecodeError, RecursionError):
-            return
-        if type(data) is not dict or data.get("fingerprint") != self.fingerprint:
+        data = read_signed_json(self.file, _MAGIC, _MAX_BYTES)
+        if data is None or data.get("fingerprint") != self.fingerprint:
             return  # another configuration, project idiom or version: nothing here applies
         entries = data.get("entries")
         if type(entries) is dict:

@@ -25,18 +25,12 @@ class FactsCache:
 
     def _load(self) -> None:
         assert self.file is not None
-        from pinlint.cache import read_signed
+        from pinlint.cache import read_signed_json
 
         # Signed by this user: a committed facts file could name the helper to import (code
         # that runs once the fixed file does), so only our own is trusted.
-        payload = read_signed(self.file, _FACTS_MAGIC, _MAX_FACTS_BYTES)
-        if payload is None:
-            return
-        try:
-            data = json.loads(payload)
-        except (ValueError, UnicodeDecodeError, RecursionError):
-            return
-        if not isinstance(data, dict) or data.get("version") != _FACTS_VERSION or data.get("pinlint") != __version__:
+        data = read_signed_json(self.file, _FACTS_MAGIC, _MAX_FACTS_BYTES)
+        if data is None or data.get("version") != _FACTS_VERSION or data.get("pinlint") != __version__:
             return
         files = data.get("files")
         if not isinstance(files, dict):

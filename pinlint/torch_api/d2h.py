@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pinlint.torch_api.host import (
+    CAST_METHODS,
     COMBINING_FUNCTIONS,
     MEMORY_SHARING_FACTORIES,
     NEW_TENSOR_METHODS,
@@ -68,27 +69,10 @@ D2H_READING_METHODS = frozenset({"tolist", "item", "__bool__", "__int__", "__flo
 #: destination, a host read (the CPU kernel reads memory the copy may not have written yet). Not
 #: among them: views, casts (``.float()`` of a float tensor is the tensor itself), writes
 #: (``.fill_()``), copies to a device (ordered after the copy on the stream), metadata.
-D2H_HOST_COMPUTING_METHODS = frozenset(
+D2H_HOST_COMPUTING_METHODS = (NEW_TENSOR_METHODS - CAST_METHODS - {"flatten"}) | frozenset(
     {
-        "clone",
-        "cumsum",
         "cumprod",
-        "repeat",
-        "repeat_interleave",
-        "masked_fill",
-        "add",
-        "sub",
-        "mul",
-        "div",
-        "neg",
-        "abs",
-        "clamp",
-        "index_select",
-        "gather",
-        "roll",
-        "flip",
         "sort",
-        "argsort",
         "topk",
         "sum",
         "mean",

@@ -86,9 +86,9 @@ FUNCTIONAL_DATA_FIRST: frozenset[str] = frozenset({"pad"})
 HOST_LIBRARY_FUNCTIONS: frozenset[str] = frozenset({"safetensors.torch.load_file", "safetensors.torch.load"})
 
 #: Tensor methods that return a *new* tensor on the same device, never pinned.
-NEW_TENSOR_METHODS: frozenset[str] = frozenset(
+#: Casts (``.float()``, ``.type(...)``): a new tensor of another dtype, or the tensor itself.
+CAST_METHODS: frozenset[str] = frozenset(
     {
-        "clone",
         "int",
         "long",
         "float",
@@ -100,6 +100,11 @@ NEW_TENSOR_METHODS: frozenset[str] = frozenset(
         "char",
         "byte",
         "type",
+    }
+)
+NEW_TENSOR_METHODS: frozenset[str] = CAST_METHODS | frozenset(
+    {
+        "clone",
         "cumsum",
         "flatten",
         "repeat",
