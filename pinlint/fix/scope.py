@@ -74,6 +74,8 @@ class Scope:
     children: list[Scope] = field(default_factory=list)
     #: The function, lambda, class or comprehension node (None for the module).
     node: ast.AST | None = None
+    #: A function body not walked yet, and the dead-code depth it sits at (see ``FileScopes``).
+    pending: tuple[list[ast.AST], int] | None = None
 
     def contains(self, pos: tuple[int, int]) -> bool:
         if not (self.start <= pos < self.end):
@@ -211,6 +213,11 @@ class _Builder(ast.NodeVisitor):
         for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
             if a is not None:
                 child.bind(a.arg, Binding(PARAM, a.lineno))
+        if not self.declarations and kind == "function":
+            # No `global`/`nonlocal` anywhere in the file: nothing in this body binds outside it,
+            # so the body is walked only if a fix asks about a place inside it.
+            child.pending = (body, self.dead)
+            return
         # `global`/`nonlocal` apply to the whole body, wherever they are written.
         for sub in own_nodes(body) if self.declarations else ():
             if isinstance(sub, ast.Global):
@@ -218,6 +225,14 @@ class _Builder(ast.NodeVisitor):
             elif isinstance(sub, ast.Nonlocal):
                 child.nonlocals.update(sub.names)
         self._in(child, body)
+
+    def build_pending(self, scope: Scope) -> None:
+        """Walk a function body left for later (as ``_function`` would have then)."""
+        assert scope.pending is not None
+        body, dead = scope.pending
+        scope.pending = None
+        self.dead = dead
+        self._in(scope, body)
 
     visit_FunctionDef = _function  # type: ignore[assignment]
     visit_AsyncFunctionDef = _function  # type: ignore[assignment]
@@ -313,11 +328,13 @@ class FileScopes:
     """The scopes of one parsed file."""
 
     def __init__(self, tree: ast.Module, text: str | None = None) -> None:
-        """``text``, the source, when known: a file without ``global``/``nonlocal`` is walked once."""
+        """``text``, the source, when known: a file without ``global``/``nonlocal`` is walked once,
+        and a function body only when a question is asked about a place inside it."""
         self.tree = tree
         self.module = Scope("module", "<module>", None)
         declarations = text is None or may_declare(text)
-        _Builder(self.module, declarations).visit(tree)
+        self._builder = _Builder(self.module, declarations)
+        self._builder.visit(tree)
         self._starts: dict[int, tuple[list[tuple[int, int]], bool]] = {}
 
     def innermost(self, pos: tuple[int, int]) -> Scope:
@@ -326,6 +343,8 @@ class FileScopes:
             child = self._child_at(scope, pos)
             if child is None:
                 return scope
+            if child.pending is not None:
+                self._builder.build_pending(child)  # its own scopes and bindings, now needed
             scope = child
 
     def _child_at(self, scope: Scope, pos: tuple[int, int]) -> Scope | None:
