@@ -270,6 +270,27 @@ def _declared_global(body: list[ast.stmt]) -> frozenset[str]:
     return frozenset(names)
 
 
+#: Statements that hold statements (their headers are walked, their bodies visited one by one).
+_COMPOUND = tuple(
+    getattr(ast, name)
+    for name in (
+        "FunctionDef",
+        "AsyncFunctionDef",
+        "ClassDef",
+        "If",
+        "For",
+        "AsyncFor",
+        "While",
+        "With",
+        "AsyncWith",
+        "Try",
+        "TryStar",
+        "Match",
+    )
+    if hasattr(ast, name)
+)
+
+
 def _calls(tree: ast.Module, text: str | None, helper_names: dict[str, str]) -> list[ast.Call]:
     """Every call that may name the helper or pass ``pin_memory=``. With the source, only the
     simple statements spanning a line that mentions one of them are walked (a call's name and
@@ -284,8 +305,7 @@ def _calls(tree: ast.Module, text: str | None, helper_names: dict[str, str]) -> 
     stack: list[ast.AST] = list(tree.body)
     while stack:
         node = stack.pop()
-        compound = any(isinstance(v, list) and v and isinstance(v[0], ast.stmt) for _, v in ast.iter_fields(node))
-        if isinstance(node, ast.stmt) and not compound:
+        if isinstance(node, ast.stmt) and not isinstance(node, _COMPOUND):
             first, last = node.lineno, node.end_lineno or node.lineno
             i = bisect.bisect_left(rows, first)
             if i < len(rows) and rows[i] <= last:
