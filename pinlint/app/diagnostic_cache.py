@@ -16,6 +16,7 @@ import dataclasses
 import enum
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -87,6 +88,10 @@ class DiagnosticCache:
         except (datacodec.ShapeError, TypeError, ValueError, KeyError, RecursionError):
             return None  # a shape we did not write: build them again
 
+    def holds(self, path: str, digest: str) -> bool:
+        entry = self.entries.get(path)
+        return bool(digest) and type(entry) is list and len(entry) == 2 and entry[0] == digest
+
     def put(self, path: str, digest: str, diagnostics: list[Diagnostic]) -> None:
         if digest:
             self.entries[path] = [digest, datacodec.encode(diagnostics)]
@@ -120,12 +125,15 @@ class KeptDiagnostics:
             self._cache = DiagnosticCache(cache_dir(self.config, self.options), key)
         return self._cache
 
-    def diagnostics(self, result: FileResult) -> list[Diagnostic]:
-        assert result.analysis is not None
+    def has(self, result: FileResult) -> bool:
+        return self._opened().holds(result.path, result.digest)
+
+    def diagnostics(self, result: FileResult, build: Callable[[FileResult], list[Diagnostic]]) -> list[Diagnostic]:
+        """The kept diagnostics of ``result``, else ``build``'s (kept for the next run)."""
         cache = self._opened()
         found = cache.get(result.path, result.digest)
         if found is None:
-            found = self.builder.diagnostics(Path(result.path), result.analysis)
+            found = build(result)
             cache.put(result.path, result.digest, found)
         return found
 
