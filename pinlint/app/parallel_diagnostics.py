@@ -39,15 +39,16 @@ def build_in_pool(
     # The profile is applied afterwards, in the parent; workers need none of it.
     sent = replace(options, profile=None)
     size = max(4, len(items) // (pool.jobs * 4) or 4)
-    futures = [
-        pool.pool.submit(_build, (config, sent, project, items[i : i + size])) for i in range(0, len(items), size)
-    ]
     out: dict[str, list[Diagnostic]] = {}
     try:
+        chunks = [items[i : i + size] for i in range(0, len(items), size)]
+        futures = [pool.pool.submit(_build, (config, sent, project, chunk)) for chunk in chunks]
         for future in futures:
             out.update(future.result())
     except (BrokenProcessPool, OSError, RuntimeError):
-        return {}  # a worker died or the pool is gone: the parent builds them
+        # A worker died (a parser crash during the analysis breaks the pool; or one dies now):
+        # the parent builds them.
+        return {}
     return out
 
 
