@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pinlint.app import engine, parallel_diagnostics
+from pinlint.app import parallel_diagnostics
 from pinlint.cli import main
 
 FILE = """import torch
@@ -42,7 +42,7 @@ def test_pool_built_diagnostics_equal_the_parents(tmp_path: Path, monkeypatch: p
         calls.append(len(results))
         return real(pool, results, *rest)
 
-    monkeypatch.setattr(engine, "build_in_pool", counting)
+    monkeypatch.setattr(parallel_diagnostics, "build_in_pool", counting)
     parallel = _run("-j", "2", "--output-format", "json")
     assert calls == [60]  # every file's fixes were completed on the pool
     serial = _run("-j", "1", "--output-format", "json")

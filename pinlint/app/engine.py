@@ -15,7 +15,7 @@ from pathlib import Path
 from pinlint import catalog, lint, noqa, runner, source
 from pinlint.app.diagnostic_cache import KeptDiagnostics
 from pinlint.app.options import CheckOptions, analysis_settings, cache_dir, uses_cache
-from pinlint.app.parallel_diagnostics import MIN_FILES, build_in_pool
+from pinlint.app.parallel_diagnostics import premade_diagnostics
 from pinlint.app.run_result import CheckRun
 from pinlint.app.syntax_findings import compile_error_diagnostic, syntax_error, unparsable
 from pinlint.config import Config
@@ -219,7 +219,7 @@ def run_check(
 
     builder = DiagnosticBuilder(config, options, load_project)
     kept = KeptDiagnostics(config, options, settings, builder) if uses_cache(options) else None
-    premade = _premade(results, config, options, builder, kept, pool)
+    premade = premade_diagnostics(results, config, options, builder, kept, pool)
 
     def build(result: FileResult) -> list[Diagnostic]:
         assert result.analysis is not None
@@ -265,33 +265,6 @@ def run_check(
     _apply_profile(run, config, options)
     run.timings.add("report", time.perf_counter() - started)
     return run
-
-
-def _premade(
-    results: list[FileResult],
-    config: Config,
-    options: CheckOptions,
-    builder: DiagnosticBuilder,
-    kept: KeptDiagnostics | None,
-    pool: runner.WorkerPool | None,
-) -> dict[str, list[Diagnostic]]:
-    """The diagnostics of the files whose fixes need the helper resolved, built on the worker
-    pool when there are many (not while fixing: the fix loop rebuilds them file by file)."""
-    if pool is None or options.fix or options.diff:
-        return {}
-    todo = [
-        r
-        for r in results
-        if r.error is None
-        and r.analysis is not None
-        and r.analysis.syntax_error is None
-        and any(f.fix_plan is not None and f.fix_plan.needs_helper for f in r.analysis.findings)
-    ]
-    if kept is not None and len(todo) >= MIN_FILES:
-        todo = [r for r in todo if not kept.has(r)]
-    if len(todo) < MIN_FILES:
-        return {}
-    return build_in_pool(pool, todo, config, options, builder.project)
 
 
 def _apply_profile(run: CheckRun, config: Config, options: CheckOptions) -> None:

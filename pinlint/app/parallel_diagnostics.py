@@ -19,6 +19,8 @@ from pinlint.core.diagnostics import Diagnostic
 from pinlint.core.results import FileAnalysis, FileResult
 
 if TYPE_CHECKING:
+    from pinlint.app.diagnostic_cache import KeptDiagnostics
+    from pinlint.app.engine import DiagnosticBuilder
     from pinlint.fix.project import Project
     from pinlint.runner import WorkerPool
 
@@ -26,6 +28,33 @@ if TYPE_CHECKING:
 MIN_FILES = 24
 
 Item = tuple[str, FileAnalysis]
+
+
+def premade_diagnostics(
+    results: list[FileResult],
+    config: Config,
+    options: CheckOptions,
+    builder: DiagnosticBuilder,
+    kept: KeptDiagnostics | None,
+    pool: WorkerPool | None,
+) -> dict[str, list[Diagnostic]]:
+    """The diagnostics of the files whose fixes need the helper resolved, built on the worker
+    pool when there are many (not while fixing: the fix loop rebuilds them file by file)."""
+    if pool is None or options.fix or options.diff:
+        return {}
+    todo = [
+        r
+        for r in results
+        if r.error is None
+        and r.analysis is not None
+        and r.analysis.syntax_error is None
+        and any(f.fix_plan is not None and f.fix_plan.needs_helper for f in r.analysis.findings)
+    ]
+    if kept is not None and len(todo) >= MIN_FILES:
+        todo = [r for r in todo if not kept.has(r)]
+    if len(todo) < MIN_FILES:
+        return {}
+    return build_in_pool(pool, todo, config, options, builder.project)
 
 
 def build_in_pool(
