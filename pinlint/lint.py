@@ -24,6 +24,7 @@ from pinlint.analysis.triage import (
 from pinlint.core.results import EMPTY, AnalysisSettings, FileAnalysis, Finding
 from pinlint.core.text import split_lines
 from pinlint.fix.helper_facts import helper_facts
+from pinlint.fix.module_facts import mentions_idiom  # noqa: F401 - the runner asks lint, not the fixer
 from pinlint.rules import RuleSet, select
 
 _HELPER_BYTES = torch_api.PIN_HELPER_NAME.encode()
@@ -44,14 +45,6 @@ def file_triggered(data: bytes, rules: RuleSet) -> bool:
 def teaches_helper(data: bytes) -> bool:
     """The file mentions the pin-memory helper: its imports and calls teach the fixer."""
     return _HELPER_BYTES in data
-
-
-def mentions_idiom(data: bytes) -> bool:
-    """The file may teach the project's pin-memory idiom (it names the helper or passes a
-    non-literal ``pin_memory=``): its module facts are worth computing."""
-    from pinlint.fix.module_facts import _MENTION
-
-    return (b"pin_memory" in data or _HELPER_BYTES in data) and _MENTION.search(data) is not None
 
 
 def with_project_facts(analysis: FileAnalysis, text: str, path: str, root: str | None) -> FileAnalysis:

@@ -23,6 +23,13 @@ _MAX_FILES = 50_000
 _MENTION = re.compile(rb"is_pin_memory_available|pin_memory\s*=\s*(?!(?:True|False|None)\b)")
 
 
+def mentions_idiom(data: bytes) -> bool:
+    """The file may teach the project's pin-memory idiom (it names the helper or passes a
+    non-literal ``pin_memory=``): a plain ``in`` test first (both spellings hold "pin_memory"),
+    the regex only for the few files that pass it."""
+    return b"pin_memory" in data and _MENTION.search(data) is not None
+
+
 @dataclass(frozen=True)
 class Signature:
     """How the helper is called: ``style`` is "noarg", "positional", "keyword" (``keyword=``),

@@ -30,17 +30,13 @@ from pinlint.fix.facts_cache import FactsCache
 from pinlint.fix.module_facts import (
     _MARKERS,
     _MAX_FILES,
-    _MENTION,
-    NAME,
     SECONDARY_DIRS,
     ModuleFacts,
     Signature,
+    mentions_idiom,
     module_facts,
 )
 from pinlint.safeio import MAX_SOURCE_BYTES, read_regular
-
-_HELPER_BYTES = NAME.encode()
-
 
 #: A file the run has read: size, mtime_ns, content digest ("" unknown), facts, module name.
 Known = tuple[int, int, str, "ModuleFacts | None", "str | None"]
@@ -277,7 +273,7 @@ def scan(
                 continue
             facts: ModuleFacts | None = None
             module = None
-            if (b"pin_memory" in data or _HELPER_BYTES in data) and _MENTION.search(data):
+            if mentions_idiom(data):
                 try:
                     text = data.decode("utf-8")
                 except UnicodeDecodeError:
