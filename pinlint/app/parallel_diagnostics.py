@@ -9,7 +9,6 @@ configuration, the options and the project.
 
 from __future__ import annotations
 
-import pickle
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -75,9 +74,9 @@ def build_in_pool(
         futures = [pool.pool.submit(_build, (config, sent, project, chunk)) for chunk in chunks]
         for future in futures:
             out.update(future.result())
-    except (BrokenProcessPool, OSError, RuntimeError, pickle.PicklingError, TypeError):
+    except (BrokenProcessPool, OSError, RuntimeError, TypeError, AttributeError):
         # A worker died (a parser crash during the analysis breaks the pool; or one dies now), or
-        # something of the run does not pickle: the parent builds them.
+        # something of the run does not pickle (TypeError, AttributeError): the parent builds them.
         return {}
     return out
 
