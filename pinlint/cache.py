@@ -37,7 +37,7 @@ from pinlint.core.text import digest
 from pinlint.safeio import read_regular
 
 _MAGIC = b"PINLINT-CACHE-2\n"
-_FORMAT = "pinlint-cache"
+_FORMAT = "pinlint-cache-2"
 #: Far above any real cache (about 200 bytes per file checked), far below a memory problem.
 MAX_CACHE_BYTES = 256 * 1024 * 1024
 _KEY_BYTES = 32
@@ -177,6 +177,9 @@ class Cache:
         self.key = _machine_key()
         self.entries: dict[str, FileResult] = self._load()
         self.dirty = False
+        #: Current digests of other files the cached analyses depend on, asked once per run.
+        self._current: dict[str, str] = {}
+        self._by_abs: dict[str, FileResult] | None = None
 
     def _load(self) -> dict[str, FileResult]:
         if self.key is None or not _is_real_dir(self.file.parent):
@@ -198,6 +201,12 @@ class Cache:
 
     def lookup(self, path: Path) -> FileResult | None:
         entry = self.entries.get(str(path))
+        if entry is None and os.path.isabs(path):
+            # Another run named it relative to its directory (the project's other files are
+            # looked up by absolute path).
+            if self._by_abs is None:
+                self._by_abs = {os.path.abspath(k): v for k, v in self.entries.items()}
+            entry = self._by_abs.get(str(path))
         if entry is None or entry.error is not None:
             return None
         try:
@@ -205,7 +214,7 @@ class Cache:
         except OSError:
             return None
         if info.st_size == entry.size and info.st_mtime_ns == entry.mtime_ns:
-            return entry
+            return entry if self._dependencies_hold(entry) else None
         if info.st_size != entry.size:
             return None
         try:
@@ -215,8 +224,34 @@ class Cache:
         if digest(data) == entry.digest:
             entry.mtime_ns = info.st_mtime_ns
             self.dirty = True
-            return entry
+            return entry if self._dependencies_hold(entry) else None
         return None
+
+    def _dependencies_hold(self, entry: FileResult) -> bool:
+        """The other project files the analysis read are as they were (a helper imported from
+        one of them may have changed what the file's copies receive)."""
+        depends_on = entry.analysis.depends_on if entry.analysis is not None else []
+        for path, expected in depends_on:
+            if path not in self._current:
+                self._current[path] = self._digest_now(path)
+            if self._current[path] != expected:
+                return False
+        return True
+
+    def _digest_now(self, path: str) -> str:
+        from pinlint.analysis.project_modules import current_digest
+
+        if self._by_abs is None:
+            self._by_abs = {os.path.abspath(k): v for k, v in self.entries.items()}
+        entry = self._by_abs.get(path)
+        if entry is not None and entry.digest:
+            try:
+                info = os.stat(path)
+            except OSError:
+                return ""
+            if info.st_size == entry.size and info.st_mtime_ns == entry.mtime_ns:
+                return entry.digest  # the result cache knows it unchanged: no second read
+        return current_digest(path)
 
     def store(self, result: FileResult) -> None:
         if result.error is None and result.analysis is not None:
@@ -246,7 +281,7 @@ def _encode_entries(entries: dict[str, FileResult], settings_key: str) -> dict[s
     for path, r in entries.items():
         # Most files hold nothing: `null` stands for the shared empty analysis.
         analysis = None if r.analysis is EMPTY else datacodec.encode(r.analysis)
-        out[path] = [r.size, r.mtime_ns, r.digest, r.triaged_in, analysis]
+        out[path] = [r.size, r.mtime_ns, r.digest, r.triaged_in, analysis, r.builds_tensors]
     return {"format": _FORMAT, "pinlint": __version__, "settings": settings_key, "entries": out}
 
 
@@ -263,14 +298,15 @@ def _decode_entries(data: Any, settings_key: str) -> dict[str, FileResult]:
         raise datacodec.ShapeError("entries")
     out: dict[str, FileResult] = {}
     for path, item in entries.items():
-        if type(item) is not list or len(item) != 5:
+        if type(item) is not list or len(item) != 6:
             raise datacodec.ShapeError("entry")
-        size, mtime_ns, file_digest, triaged_in, analysis = item
+        size, mtime_ns, file_digest, triaged_in, analysis, builds_tensors = item
         if (
             type(size) is not int
             or type(mtime_ns) is not int
             or type(file_digest) is not str
             or type(triaged_in) is not bool
+            or type(builds_tensors) is not bool
         ):
             raise datacodec.ShapeError("entry")
         decoded = EMPTY if analysis is None else datacodec.decode(_ANALYSIS_TYPE, analysis)
@@ -283,5 +319,6 @@ def _decode_entries(data: Any, settings_key: str) -> dict[str, FileResult]:
             mtime_ns=mtime_ns,
             digest=file_digest,
             triaged_in=triaged_in,
+            builds_tensors=builds_tensors,
         )
     return out

@@ -10,6 +10,7 @@ import os
 import re
 import time
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from pinlint import noqa, torch_api
 from pinlint.analysis.names import FileNames, scan_names
@@ -27,6 +28,10 @@ from pinlint.fix.helper_facts import helper_facts
 from pinlint.fix.module_facts import mentions_idiom  # noqa: F401 - the runner asks lint, not the fixer
 from pinlint.rules import RuleSet, select
 
+if TYPE_CHECKING:
+    from pinlint.analysis.project_modules import SourceFile
+    from pinlint.analysis.project_summaries import ForeignFile, ProjectSummaries
+
 _HELPER_BYTES = torch_api.PIN_HELPER_NAME.encode()
 
 #: Wall-clock seconds one file's analysis may take (the step budgets normally stop far sooner).
@@ -40,6 +45,15 @@ def rule_set(settings: AnalysisSettings) -> RuleSet:
 def file_triggered(data: bytes, rules: RuleSet) -> bool:
     """The byte-level triage: could a selected rule flag anything in this file?"""
     return compile_triggers(rules.triggers).file_matches(data)
+
+
+#: A file without these cannot build the host tensor another file's copy receives.
+_BUILDS = re.compile(rb"\b(?:tensor|zeros|ones|empty|full|arange|cat|stack|from_numpy|load|as_tensor)\w*[ \t]*\(")
+
+
+def may_build_tensors(data: bytes) -> bool:
+    """Whether another file's copy may receive a tensor built here (see app.foreign_findings)."""
+    return b"torch" in data and b"return" in data and _BUILDS.search(data) is not None
 
 
 def teaches_helper(data: bytes) -> bool:
@@ -68,16 +82,30 @@ def file_facts(text: str, newline: str) -> FileAnalysis:
     return FileAnalysis(facts=helper_facts(text, scan_names(text), newline))
 
 
-def analyze_text(text: str, settings: AnalysisSettings, *, newline: str = "\n") -> FileAnalysis:
-    """Findings for one file's text. The caller has already applied the byte-level triage."""
+def analyze_text(
+    text: str,
+    settings: AnalysisSettings,
+    *,
+    newline: str = "\n",
+    path: str | None = None,
+    overlay: dict[str, str] | None = None,
+) -> FileAnalysis:
+    """Findings for one file's text. The caller has already applied the byte-level triage.
+
+    With the file's ``path`` (and a project root in ``settings``), calls to functions imported
+    from other project files are followed there; ``overlay`` gives texts to read instead of
+    some files' (the fix loop's candidate texts)."""
     rules = rule_set(settings)
     lines = split_lines(text)
     names = scan_names(text, lines)
     names.pinned_functions = frozenset(settings.pinned_functions)
     names.host_functions = frozenset(settings.host_functions)
     result = FileAnalysis(facts=helper_facts(text, names, newline))
-    if not names.imports_torch or not rules.rules:
-        return result  # a file that never imports torch builds no torch tensors
+    cross_file = path is not None and settings.project_root is not None
+    if not rules.rules or not (names.imports_torch or (cross_file and (names.from_imports or names.modules))):
+        # A file that never imports torch builds no torch tensors, and without imports from
+        # elsewhere in the project it is handed none to copy.
+        return result
     fast_rule = _fast_construction_rule(rules)
     if fast_rule is not None:
         # PIN003 needs no flow analysis: functions that only its trigger selects go to the
@@ -132,9 +160,14 @@ def analyze_text(text: str, settings: AnalysisSettings, *, newline: str = "\n") 
     whole_file = segments == [WHOLE_FILE]
     for segment in [] if whole_file else segments:
         source = segment_text(lines, segment)
-        if source is not None and not source_token.search(source) and not source_token.may_receive(source, text):
+        if (
+            source is not None
+            and not source_token.search(source)
+            and not source_token.may_receive(source, text)
+            and not (cross_file and source_token.calls_imported(source))
+        ):
             # Nothing in this function makes a host tensor, nor reads one another function of
-            # this file may have made (an attribute, a call's result): no finding possible.
+            # this file (or, through an import, of the project) may have made: no finding possible.
             continue
         module = parse(source) if source is not None else None
         if module is None:
@@ -155,7 +188,8 @@ def analyze_text(text: str, settings: AnalysisSettings, *, newline: str = "\n") 
 
     deadline = time.monotonic() + FILE_TIME_LIMIT
     try:
-        result.findings.extend(_findings(parsed, names, lines, rules, deadline, result))
+        project = _project_summaries(path, settings, names, rules, deadline, overlay) if cross_file else None
+        result.findings.extend(_findings(parsed, names, lines, rules, deadline, result, project))
     except BudgetExceeded:
         # A watchdog, not a budget: report the file as skipped rather than hang the run.
         result.findings = []
@@ -199,6 +233,7 @@ def _findings(
     rules: RuleSet,
     deadline: float,
     result: FileAnalysis,
+    project: ProjectSummaries | None = None,
 ) -> list[Finding]:
     """Interpret the candidate functions (and, on demand, the functions of the file they depend
     on), then the callers of functions that copy their parameters; rules turn events into
@@ -211,6 +246,7 @@ def _findings(
         return Interpreter(names, scope, sink, budget=SCOPE_STEP_BUDGET, deadline=deadline, summaries=summaries)
 
     summaries = FileSummaries(names, lines, rules.listened, make)
+    summaries.project = project
     reported = []
     for module, segment, source_text in parsed:
         result.parsed_lines += len(lines) if segment.whole_file else segment.end - segment.start
@@ -231,11 +267,25 @@ def _findings(
         if id(done) in seen_parsed:
             continue
         seen_parsed.add(id(done))
-        findings.extend(_rule_findings(done, summaries, rules, seen_births))
+        findings.extend(_rule_findings(done, summaries, rules, seen_births, project, path_of(project), result))
+    if project is not None:
+        result.depends_on = sorted(project.modules.consulted.items())
     return findings
 
 
-def _rule_findings(done, summaries, rules: RuleSet, seen: set[int]) -> list[Finding]:  # type: ignore[no-untyped-def]
+def path_of(project: ProjectSummaries | None) -> str | None:
+    return project.modules.path if project is not None else None
+
+
+def _rule_findings(  # type: ignore[no-untyped-def]
+    done,
+    summaries,
+    rules: RuleSet,
+    seen: set[int],
+    project: ProjectSummaries | None,
+    home: str | None,
+    result: FileAnalysis,
+) -> list[Finding]:
     from pinlint.analysis.events import SinkHit
     from pinlint.analysis.positions import CompositePositions
     from pinlint.rules.base import RuleContext
@@ -245,27 +295,112 @@ def _rule_findings(done, summaries, rules: RuleSet, seen: set[int]) -> list[Find
         return []
     primary = summaries.positions_for(done)  # only paid for when something was found
 
+    def foreign_positions():  # type: ignore[no-untyped-def]
+        if project is None:
+            return []
+        return [f.summaries.positions_for(p) for f in project.parsed_files() for p in f.summaries.all_parsed()]
+
     def others():  # type: ignore[no-untyped-def]
-        return [summaries.positions_for(p) for p in summaries.all_parsed() if p is not done]
+        return [summaries.positions_for(p) for p in summaries.all_parsed() if p is not done] + foreign_positions()
 
     positions = CompositePositions(primary, others)
     findings: list[Finding] = []
     for interpreter in walked:
-        ctx = RuleContext(done.module, positions, interpreter, summaries)
+        ctx = RuleContext(done.module, positions, interpreter, summaries, project, home)
         events = interpreter.events.events
         # Copies first (one finding per construction: the first copy it reaches), then the rest.
         ordered = [e for e in events if isinstance(e, SinkHit)] + [e for e in events if not isinstance(e, SinkHit)]
         for event in ordered:
+            owner = None
             if isinstance(event, SinkHit):
                 if id(event.origin.node) in seen:
                     continue
                 seen.add(id(event.origin.node))
+                owner = project.owner(event.origin.node) if project is not None else None
+            if owner is not None:
+                # Built in another file (an imported helper's result): the finding is that
+                # file's, with that file's positions and noqa comments.
+                _foreign_findings(event, owner, interpreter, summaries, project, home, rules, result)
+                continue
             for rule in rules.rules:
                 if type(event) in rule.listens_to:
                     finding = rule.check(event, ctx)
                     if finding is not None:
                         findings.append(finding)
     return findings
+
+
+def _foreign_findings(  # type: ignore[no-untyped-def]
+    event, owner: ForeignFile, interpreter, summaries, project, home, rules: RuleSet, result: FileAnalysis
+) -> None:
+    from pinlint.analysis.positions import CompositePositions
+    from pinlint.core.results import ForeignFinding
+    from pinlint.rules.base import RuleContext
+
+    other = owner.summaries
+    birth = project.parsed_of(owner, event.origin.node)
+
+    def others():  # type: ignore[no-untyped-def]
+        own = [summaries.positions_for(p) for p in summaries.all_parsed()]
+        foreign = [f.summaries.positions_for(p) for f in project.parsed_files() for p in f.summaries.all_parsed()]
+        return own + [p for p in foreign if p is not other.positions_for(birth)]
+
+    positions = CompositePositions(other.positions_for(birth), others)
+    ctx = RuleContext(birth.module, positions, interpreter, summaries, project, home)
+    for rule in rules.rules:
+        if type(event) in rule.listens_to:
+            finding = rule.check(event, ctx)
+            if finding is None:
+                continue
+            # Only that file's comments suppress it: the copy's rows are another file's.
+            finding = replace(finding, sink_rows=finding.statement_rows)
+            codes = noqa.codes_on_rows(owner.file.lines, [finding.statement_rows])
+            if codes:
+                finding = replace(finding, noqa_codes=codes)
+            result.foreign.append(ForeignFinding(owner.file.path, owner.file.digest, finding))
+
+
+def _project_summaries(  # type: ignore[no-untyped-def]
+    path: str | None,
+    settings: AnalysisSettings,
+    names: FileNames,
+    rules: RuleSet,
+    deadline: float,
+    overlay: dict[str, str] | None,
+) -> ProjectSummaries | None:
+    """The other files of the project, read only when a call into one of them is met."""
+    from pinlint.analysis.budget import SCOPE_STEP_BUDGET
+    from pinlint.analysis.interpreter import Interpreter
+    from pinlint.analysis.project_modules import ModuleFiles
+    from pinlint.analysis.project_summaries import ProjectSummaries
+    from pinlint.analysis.summaries import FileSummaries
+
+    assert path is not None and settings.project_root is not None
+
+    def make_summaries(file: SourceFile) -> FileSummaries:
+        # The file's names are shared (see project_modules): this run's taught functions go on a copy.
+        file_names = replace(file.names, pinned_functions=names.pinned_functions, host_functions=names.host_functions)
+
+        def make(scope, sink, summaries):  # type: ignore[no-untyped-def]
+            return Interpreter(
+                file_names, scope, sink, budget=SCOPE_STEP_BUDGET, deadline=deadline, summaries=summaries
+            )
+
+        return FileSummaries(file_names, file.lines, rules.listened, make, scan=file.scan, parses=file.parses)
+
+    tokens: dict[int, _SourceTokens] = {}
+
+    def wants(file_names: FileNames, file_text: str, function_text: str) -> bool:
+        if "non_blocking" in function_text:
+            return True  # it may copy a parameter
+        if "return" not in function_text:
+            return False  # it returns None: nothing a caller copies
+        found = tokens.get(id(file_names))
+        if found is None:
+            found = tokens[id(file_names)] = _SourceTokens(file_names)
+        return found.search(function_text) or found.may_receive(function_text, file_text)
+
+    return ProjectSummaries(ModuleFiles(settings.project_root, path, overlay), make_summaries, wants)
 
 
 #: Every way a host tensor can be born: a function without one of these tokens cannot hold a
@@ -291,9 +426,31 @@ class _SourceTokens:
         self._file_has_source: bool | None = None
         #: One regex for "calls a function defined in this file" (not one `in` test per name).
         self._calls_defined: re.Pattern[str] | None = None
+        self._names = names
+        self._calls_imported: re.Pattern[str] | bool | None = None
 
     def search(self, text: str) -> bool:
         return any(needle in text for needle in self.needles)
+
+    def calls_imported(self, segment: str) -> bool:
+        """The segment calls a name imported from elsewhere (``f(`` or ``mod.f(``): the
+        project's other files may answer what it returns."""
+        if self._calls_imported is None:
+            imported = sorted(
+                {
+                    *self._names.from_imports,
+                    *(n for n, m in self._names.modules.items() if m.split(".", 1)[0] not in _LIBRARY_ROOTS),
+                }
+                - set(self._names.torch_modules)
+                - set(self._names.torch_functions)
+            )
+            if not imported:
+                self._calls_imported = False
+            else:
+                self._calls_imported = re.compile(
+                    r"(?<![\w.])(?:" + "|".join(map(re.escape, imported)) + r")[ \t]*[.(]"
+                )
+        return self._calls_imported is not False and self._calls_imported.search(segment) is not None
 
     def may_receive(self, segment: str, text: str) -> bool:
         """The segment may copy a tensor made elsewhere in the file: the file makes host tensors
@@ -309,6 +466,9 @@ class _SourceTokens:
             return True
         return self._calls_defined is not None and self._calls_defined.search(segment) is not None
 
+
+#: Top-level modules whose functions are never the project's: not followed.
+_LIBRARY_ROOTS = frozenset({"torch", "numpy", "np", "os", "sys", "math", "re", "typing", "functools", "itertools"})
 
 _DEF_NAME = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 

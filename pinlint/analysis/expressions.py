@@ -367,6 +367,15 @@ class Evaluator:
                 and method not in torch_semantics.TENSOR_METHODS
             ):
                 return self._summarised(call)
+            if (
+                self.summaries is not None
+                and self.summaries.project is not None
+                and isinstance(func.value, cst.Name)
+                and func.value.value not in self.env
+                and _module_name(self.file_names, func.value.value)
+                and self.summaries.project.function(self.file_names, func) is not None
+            ):
+                return self._summarised(call)  # `helpers.f(...)`: a function of an imported project module
             return torch_semantics.method_call(self, method, func.value, receiver, call)
         self.ev(func)
         builtin = isinstance(func, cst.Name) and func.value not in self.env
@@ -406,3 +415,8 @@ class Evaluator:
         for arg in call.args:
             value = self.ev(arg.value)
             self.host_escape(value, arg.value, f"passed to {callee}")
+
+
+def _module_name(names: FileNames, local: str) -> bool:
+    """``local`` is bound by an import (``import pkg.mod as local``, ``from pkg import local``)."""
+    return local in names.modules or local in names.from_imports

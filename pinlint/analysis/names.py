@@ -44,6 +44,9 @@ class FileNames:
     numpy_functions: dict[str, str] = field(default_factory=dict)
     #: Local name -> dotted module, for every ``import a.b as x`` / ``import a``.
     modules: dict[str, str] = field(default_factory=dict)
+    #: Local name -> (level, module, name) for every ``from module import name [as local]``
+    #: (level: the leading dots of a relative import), so that calls into the project resolve.
+    from_imports: dict[str, tuple[int, str, str]] = field(default_factory=dict)
     #: Local name of the pin-memory helper -> module it was imported from ("" when defined here).
     helper_bindings: dict[str, str] = field(default_factory=dict)
     #: ``mod.is_pin_memory_available(`` spellings seen in the file: (``mod`` as written, the
@@ -156,6 +159,7 @@ def _record_import(node: ast.stmt, names: FileNames) -> None:
     elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
         for alias in node.names:
             local = alias.asname or alias.name
+            _from_import(names, local, (0, node.module, alias.name))
             # `from vllm import utils` may bind a module: `utils.is_pin_memory_available()`.
             names.modules.setdefault(local, f"{node.module}.{alias.name}")
             if node.module == "torch":
@@ -166,8 +170,19 @@ def _record_import(node: ast.stmt, names: FileNames) -> None:
                 names.helper_bindings[local] = node.module
     elif isinstance(node, ast.ImportFrom) and node.level > 0:
         for alias in node.names:
+            _from_import(names, alias.asname or alias.name, (node.level, node.module or "", alias.name))
             if alias.name == torch_api.PIN_HELPER_NAME:
                 names.helper_bindings[alias.asname or alias.name] = "." * node.level + (node.module or "")
+
+
+#: A local name imported from two different places (``try: from a import f`` / ``except: from b
+#: import f``): which one runs is not known, so calls through it are not followed.
+AMBIGUOUS_IMPORT = (-1, "", "")
+
+
+def _from_import(names: FileNames, local: str, source: tuple[int, str, str]) -> None:
+    known = names.from_imports.get(local)
+    names.from_imports[local] = source if known is None or known == source else AMBIGUOUS_IMPORT
 
 
 def _calls_set_default_device(text: str) -> bool:

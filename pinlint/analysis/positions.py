@@ -108,6 +108,14 @@ class Positions:
     def start(self, node: cst.CSTNode) -> Location:
         return self._location(*self._start(node))
 
+    def holds(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` is part of this segment's tree."""
+        try:
+            self._start(node)
+        except KeyError:
+            return False
+        return True
+
     def end(self, node: cst.CSTNode) -> Location:
         return self._location(*self._end(node))
 

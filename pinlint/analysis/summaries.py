@@ -31,6 +31,7 @@ from pinlint.analysis.values import Kind, Value
 if TYPE_CHECKING:
     from pinlint.analysis.expressions import Evaluator
     from pinlint.analysis.interpreter import Interpreter
+    from pinlint.analysis.project_summaries import ProjectSummaries
 
 #: How many summaries deep one request may go (a helper calling a helper calling a helper).
 MAX_DEPTH = 3
@@ -54,6 +55,8 @@ class FileSummaries:
         lines: list[str],
         listened: frozenset[type],
         make_interpreter,  # type: ignore[no-untyped-def]
+        scan: FileText | None = None,
+        parses: dict[int, object] | None = None,
     ) -> None:
         self.names = names
         self.lines = lines
@@ -66,9 +69,15 @@ class FileSummaries:
         self._running_scopes: set[int] = set()
         self.depth = 0
         #: What text scans of the file say (classes, defs, `self.x =` lines), found on first need.
-        self.scan = FileText(lines)
+        self.scan = scan if scan is not None else FileText(lines)
+        #: Parsed segments by def line, shared with other analyses of the same content (a
+        #: project file many files import); None: this analysis's own.
+        self._parses = parses
         #: Scopes that hit the step budget: (row, name, why).
         self.over_budget: list[tuple[int, str, str]] = []
+        #: The other files of the project, for calls to functions imported from them (None: this
+        #: file is itself another file's callee, and answers from within itself).
+        self.project: ProjectSummaries | None = None
 
     def callers_of_copying_functions(self, limit: int = 64) -> list[int]:
         """0-based ``def`` lines of functions that call a function of this file which copies
@@ -80,12 +89,15 @@ class FileSummaries:
                     names.add(interpreter.scope.name.value)
         if any(p.segment.whole_file for p in self.all_parsed()):
             return []  # the whole file was analysed: every caller already was
+        if self.project is not None:
+            names |= self.project.imported_copiers(self.names, self.text)
         covered = _Ranges([(p.segment.start, p.segment.end) for p in self.all_parsed()])
         found: list[int] = []
         past: list[tuple[int, str]] = []  # (start, callee) of the callers past the bound
         seen: set[int] = set()
         for name in sorted(names):
-            for match in re.finditer(rf"(?<![\w.])(?:self\.)?{re.escape(name)}[ \t]*\(", self.text):
+            spelled = re.escape(name) if "." in name else rf"(?:self\.)?{re.escape(name)}"
+            for match in re.finditer(rf"(?<![\w.]){spelled}[ \t]*\(", self.text):
                 line = self.scan.line_of(match.start())
                 if re.match(r"[ \t]*(?:async[ \t]+)?def[ \t]", self.lines[line]):
                     continue  # the definition itself
@@ -120,9 +132,14 @@ class FileSummaries:
             return self._parsed[start]
         if start in self._running:
             return None  # a cycle: the function is being summarised right now
-        segment = segment_for(self.lines, start)
-        source = segment_text(self.lines, segment)
-        module = parse(source) if source is not None else None
+        if self._parses is not None and start in self._parses:
+            segment, source, module = self._parses[start]  # type: ignore[misc]
+        else:
+            segment = segment_for(self.lines, start)
+            source = segment_text(self.lines, segment)
+            module = parse(source) if source is not None else None
+            if self._parses is not None:
+                self._parses[start] = (segment, source, module)
         if not isinstance(module, cst.Module):
             self._parsed[start] = None  # a cut that does not parse: no summary (unknown)
             return None
@@ -241,6 +258,12 @@ class FileSummaries:
             if func.value in evaluator.env:
                 return None  # a local or parameter named like a function
             starts = [line for line, indented in self.scan.defs(func.value) if not indented]
+            if not starts and self.project is not None:
+                return self._foreign(func)
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value != "self":
+            if self.project is None or func.value.value in evaluator.env:
+                return None  # a local object's method, not a module's function
+            return self._foreign(func)
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
             class_name = getattr(evaluator, "class_name", None)
             family = self.scan.family(class_name) if class_name else None
@@ -253,6 +276,25 @@ class FileSummaries:
         if len(starts) != 1:
             return None  # not found, or overloaded / defined on several paths
         parsed = self._deeper(starts[0])
+        if parsed is None:
+            return None
+        top = next((s for s in parsed.module.body if isinstance(s, cst.FunctionDef)), None)
+        return (parsed, top) if top is not None else None
+
+    def _foreign(self, func: cst.BaseExpression) -> tuple[Parsed | None, cst.FunctionDef] | None:
+        """A function imported from another file of the project, parsed there."""
+        assert self.project is not None
+        found = self.project.function(self.names, func)
+        if found is None:
+            return None
+        foreign, start = found
+        other = foreign.summaries
+        saved = other.depth
+        other.depth = max(saved, self.depth + 1)  # the depth bound spans files
+        try:
+            parsed = other.parsed(start)
+        finally:
+            other.depth = saved
         if parsed is None:
             return None
         top = next((s for s in parsed.module.body if isinstance(s, cst.FunctionDef)), None)

@@ -49,11 +49,16 @@ class Triggers:
             for t in unique
         )
         self.pattern = re.compile("|".join(t.pattern for t in unique)) if unique else None
+        #: A rule follows tensors into ``non_blocking`` copies: a file copying one that an
+        #: imported project helper built need not name torch itself.
+        self._copies = any(t.word == b"non_blocking" for t in unique)
 
     def file_matches(self, data: bytes) -> bool:
         """The byte-level test every file gets: is there anything a rule could flag?"""
         if b"torch" not in data:
-            return False  # a file that never names torch cannot build a torch tensor
+            # A file that never names torch builds no torch tensor, but it may copy one that a
+            # function imported from the project built.
+            return self._copies and b"non_blocking=True" in data and b"import" in data
         for word, pattern, requires in self._byte_patterns:
             if word in data and (pattern is None or pattern.search(data)):
                 if requires is None or requires.search(data):

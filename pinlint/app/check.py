@@ -59,7 +59,11 @@ def check_files(
         group_options = (
             options if group_config is base else replace(options, selected=selected_for(plan.request, group_config))
         )
-        run.merge(run_check(group, group_config, group_options, on_progress=on_progress, pool=pool))
+        run.merge(
+            run_check(
+                group, group_config, group_options, on_progress=on_progress, pool=pool, requested=plan.request.path_list
+            )
+        )
     # The order run_check gives each group: hottest first with a profile, else by place.
     if options.profile is not None:
         run.diagnostics.sort(key=lambda d: (-(d.profile.count if d.profile else 0), *d.sort_key()))

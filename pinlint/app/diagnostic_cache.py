@@ -126,17 +126,29 @@ class KeptDiagnostics:
         return self._cache
 
     def has(self, result: FileResult) -> bool:
-        return self._opened().holds(result.path, result.digest)
+        return self._opened().holds(result.path, _key(result))
 
     def diagnostics(self, result: FileResult, build: Callable[[FileResult], list[Diagnostic]]) -> list[Diagnostic]:
         """The kept diagnostics of ``result``, else ``build``'s (kept for the next run)."""
         cache = self._opened()
-        found = cache.get(result.path, result.digest)
+        key = _key(result)
+        found = cache.get(result.path, key)
         if found is None:
             found = build(result)
-            cache.put(result.path, result.digest, found)
+            cache.put(result.path, key, found)
         return found
 
     def save(self) -> None:
         if self._cache is not None:
             self._cache.save()
+
+
+def _key(result: FileResult) -> str:
+    """The file's digest, and what of other files its findings depend on: the other files its
+    analysis read (a callee's copies), and the findings their analyses gave it (they change when
+    those files do, while this file's content does not)."""
+    analysis = result.analysis
+    if not result.digest or analysis is None or not (analysis.received or analysis.depends_on):
+        return result.digest
+    received = analysis.findings[len(analysis.findings) - analysis.received :] if analysis.received else []
+    return f"{result.digest}+{fingerprint(analysis.depends_on, received)}"

@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from pinlint import catalog, lint, noqa, runner, source
+from pinlint.app import foreign_findings
 from pinlint.app.diagnostic_cache import KeptDiagnostics
 from pinlint.app.options import CheckOptions, analysis_settings, cache_dir, uses_cache
 from pinlint.app.parallel_diagnostics import premade_diagnostics
@@ -186,7 +187,10 @@ def run_check(
     options: CheckOptions,
     on_progress=None,  # type: ignore[no-untyped-def]
     pool: runner.WorkerPool | None = None,
+    requested: list[str] | None = None,
 ) -> CheckRun:
+    """``requested``: the paths the user named (a directory holding the project root means
+    every file of the project is in the run)."""
     run = CheckRun()
     root = find_root(config.root, config.path, files)
     settings = run_settings(config, options, root)
@@ -198,6 +202,14 @@ def run_check(
     results = runner.run(
         files, settings, jobs=options.jobs, cache=cache, timings=run.timings, on_progress=on_progress, pool=pool
     )
+    started = time.perf_counter()
+    outside: list[FileResult] = []
+    if root is not None and not _covers(requested, root):
+        # Part of the project: the files outside the run that import from it may report here.
+        exclude = [*config.exclude, *config.extend_exclude]
+        outside = foreign_findings.importers(root, results, settings, exclude, cache, options.jobs)
+    received_from = foreign_findings.route(results, outside)
+    run.timings.add("other files", time.perf_counter() - started)
     started = time.perf_counter()
 
     def load_project() -> Project:
@@ -250,7 +262,9 @@ def run_check(
             diagnostics = build(result)
         rewritten = False
         if (options.fix or options.diff) and any(d.fix for d in diagnostics):
-            diagnostics = _fix_file(Path(result.path), result, diagnostics, settings, builder, options, run)
+            diagnostics = _fix_file(
+                Path(result.path), result, diagnostics, settings, builder, options, run, received_from.get(result.path)
+            )
             rewritten = options.fix
         if rewritten and result.analysis.findings:
             diagnostics.extend(unparsable(Path(result.path), None))  # where the error is now
@@ -285,13 +299,18 @@ def _note_budget(run: CheckRun, path: str, analysis: FileAnalysis) -> None:
         run.over_budget.append((path, f"{where}`{name}` not analysed ({why}); no findings reported there"))
 
 
-def _relinter(path: Path, settings: AnalysisSettings, builder: DiagnosticBuilder):  # type: ignore[no-untyped-def]
-    """The fix loop's re-lint: the same analysis and selection as the first lint."""
+def _relinter(  # type: ignore[no-untyped-def]
+    path: Path, settings: AnalysisSettings, builder: DiagnosticBuilder, sources: list[str] | None = None
+):
+    """The fix loop's re-lint: the same analysis and selection as the first lint (and, for a
+    file other files report into, those files' analyses of the candidate text)."""
 
     def relint(text: str) -> tuple[list[Diagnostic] | None, str | None]:
-        analysis = lint.analyze_text(text, settings, newline=source.detect_newline(text))
+        analysis = lint.analyze_text(text, settings, newline=source.detect_newline(text), path=str(path))
         if analysis.syntax_error is not None:
             return None, analysis.syntax_error[2]
+        if sources:
+            analysis = foreign_findings.received(analysis, path, text, sources, settings)
         return builder.diagnostics(path, analysis, text), None
 
     return relint
@@ -305,8 +324,9 @@ def _fix(
     builder: DiagnosticBuilder,
     options: CheckOptions,
     run: CheckRun,
+    sources: list[str] | None = None,
 ) -> tuple[str, list[Diagnostic], list[Diagnostic]]:
-    outcome = fix_text(text, diagnostics, options.unsafe_fixes, _relinter(path, settings, builder))
+    outcome = fix_text(text, diagnostics, options.unsafe_fixes, _relinter(path, settings, builder, sources))
     run.dropped.extend(outcome.dropped)
     return outcome.text, outcome.remaining, outcome.applied
 
@@ -319,6 +339,7 @@ def _fix_file(
     builder: DiagnosticBuilder,
     options: CheckOptions,
     run: CheckRun,
+    sources: list[str] | None = None,
 ) -> list[Diagnostic]:
     try:
         data = path.read_bytes()
@@ -329,7 +350,7 @@ def _fix_file(
     if digest(data) != result.digest:
         run.errors.append((str(path), "changed on disk since it was checked; not fixed"))
         return diagnostics
-    new_text, remaining, applied = _fix(decoded.text, path, diagnostics, settings, builder, options, run)
+    new_text, remaining, applied = _fix(decoded.text, path, diagnostics, settings, builder, options, run, sources)
     if not applied:
         return remaining
     display = _display(path)
@@ -387,6 +408,17 @@ def _project(
     files of the run: one file, stdin and pre-commit's staged files get the same fixes)."""
     facts_dir = cache_dir(config, options) if options.use_cache else None
     return scan(root, cache_dir=facts_dir, exclude=[*config.exclude, *config.extend_exclude], known=known)
+
+
+def _covers(requested: list[str] | None, root: Path) -> bool:
+    """A path named is a directory holding the project root: every project file is in the run."""
+    if requested is None:
+        return False
+    for raw in requested:
+        path = os.path.abspath(raw)
+        if os.path.isdir(path) and (str(root) == path or str(root).startswith(path.rstrip(os.sep) + os.sep)):
+            return True
+    return False
 
 
 def _mentions_helper(analysis: FileAnalysis) -> bool:

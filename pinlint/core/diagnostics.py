@@ -66,11 +66,13 @@ class Location:
 
 @dataclass(frozen=True)
 class Related:
-    """Another place of the same file a finding involves (the copy its tensor reaches)."""
+    """Another place a finding involves (the copy its tensor reaches, the call handing it over)."""
 
     location: Location
     end_location: Location
     message: str
+    #: The file it is in, when not the finding's own file (a copy in another module).
+    path: str | None = None
 
 
 @dataclass(frozen=True)

@@ -111,6 +111,16 @@ class ModuleFacts:
     module_imports: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class ForeignFinding:
+    """A finding in another file of the project, found by this file's analysis: a tensor built
+    there (a helper's result) reaches a copy here. It belongs to ``path`` as it was (``digest``)."""
+
+    path: str
+    digest: str
+    finding: Finding
+
+
 @dataclass
 class FileAnalysis:
     findings: list[Finding] = field(default_factory=list)
@@ -130,6 +140,13 @@ class FileAnalysis:
     #: For a file with findings: CPython's first syntax error elsewhere in it (row, column,
     #: end row, end column, message), or None when CPython compiles it.
     compile_error: tuple[int, int, int, int, str] | None = None
+    #: Findings this analysis made in other files of the project (routed to them by the run).
+    foreign: list[ForeignFinding] = field(default_factory=list)
+    #: The other files the analysis read, with their digests ("" absent): the result holds only
+    #: while they are unchanged.
+    depends_on: list[tuple[str, str]] = field(default_factory=list)
+    #: How many of ``findings`` other files' analyses found (routed here by the run).
+    received: int = 0
 
 
 #: The result of a file that holds nothing for pinlint (shared: results are never mutated).
@@ -161,6 +178,9 @@ class FileResult:
     mtime_ns: int = 0
     digest: str = ""
     triaged_in: bool = False
+    #: It may build a host tensor in a function another file calls (a torch import and a
+    #: construction): other files' analyses may report findings in it.
+    builds_tensors: bool = False
 
 
 @dataclass

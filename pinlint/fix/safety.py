@@ -112,13 +112,13 @@ def race_problems(hit: SinkHit, ctx: RuleContext, *, across_functions: bool = Fa
                 writer = _attribute_written_elsewhere(use.attribute, ctx, whole_file=across_functions)
                 if writer is not None:
                     problems.append(
-                        f"`{use.attribute}` is written on line {writer}: once pinned, the copy on line "
-                        f"{sink_row} is asynchronous and such a write can race with it"
+                        f"`{use.attribute}` is written on line {writer}: once pinned, the copy on "
+                        f"{ctx.where(hit.sink, hit)} is asynchronous and such a write can race with it"
                     )
                 continue
             problems.append(
-                f"the tensor is {use.what} on line {row}, where a later write to it cannot be ruled out "
-                f"(once pinned, the copy on line {sink_row} is asynchronous)"
+                f"the tensor is {use.what} on {ctx.where(use.node, hit)}, where a later write to it cannot be "
+                f"ruled out (once pinned, the copy on {ctx.where(hit.sink, hit)} is asynchronous)"
             )
             continue
         follows = across_functions or row > sink_row or (row == sink_row and use.node is not hit.sink)
@@ -129,8 +129,8 @@ def race_problems(hit: SinkHit, ctx: RuleContext, *, across_functions: bool = Fa
                 follows = True
         if follows:
             problems.append(
-                f"{use.what} on line {row} writes the tensor after the copy on line {sink_row}; once "
-                "pinned, the copy is asynchronous and races with that write"
+                f"{use.what} on {ctx.where(use.node, hit)} writes the tensor after the copy on "
+                f"{ctx.where(hit.sink, hit)}; once pinned, the copy is asynchronous and races with that write"
             )
     return problems
 

@@ -124,7 +124,7 @@ def _full_block(d: Diagnostic, lines: list[str], root: Path, unsafe_fixes: bool)
         out.append(
             [
                 (
-                    f"note: {related.message} is at {display_path(d.filename, root)}:{related.location.row}:{related.location.column}",
+                    f"note: {related.message} is at {display_path(related.path or d.filename, root)}:{related.location.row}:{related.location.column}",
                     "cyan",
                 )
             ]

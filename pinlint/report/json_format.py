@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from pinlint.core.diagnostics import Diagnostic, Location, ProfileCount
+from pinlint.core.diagnostics import Diagnostic, Location, ProfileCount, Related
 from pinlint.report import ReportContext
 from pinlint.safeio import json_text
 
@@ -48,10 +48,7 @@ def diagnostic_to_dict(diag: Diagnostic) -> dict[str, Any]:
         "url": diag.url,
         # Not in ruff's schema: the copy a flagged tensor reaches (tools reading ruff's fields
         # ignore it).
-        "related": [
-            {"message": r.message, "location": _location(r.location), "end_location": _location(r.end_location)}
-            for r in diag.related
-        ],
+        "related": [_related(diag, r) for r in diag.related],
     }
     if diag.profile is not None:
         # Only with `check --profile`: the runtime count of the finding's site.
@@ -73,3 +70,13 @@ def render(diagnostics: Sequence[Diagnostic], ctx: ReportContext) -> str:
     objects = [diagnostic_to_dict(d) for d in sorted_diagnostics(diagnostics)]
     # ensure_ascii=False: ruff (serde_json) writes non-ASCII text as UTF-8, not \u escapes.
     return json_text(json.dumps(objects, indent=2, ensure_ascii=False)) + "\n"
+
+
+def _related(diag: Diagnostic, related: Related) -> dict[str, Any]:
+    """A related place, with its ``filename`` (the finding's own unless it is in another file)."""
+    return {
+        "message": related.message,
+        "filename": related.path if related.path is not None else diag.filename,
+        "location": _location(related.location),
+        "end_location": _location(related.end_location),
+    }

@@ -188,7 +188,10 @@ def build(
             result["relatedLocations"] = [
                 {
                     "id": i,
-                    "physicalLocation": {"artifactLocation": artifact, "region": _region(r.location, r.end_location)},
+                    "physicalLocation": {
+                        "artifactLocation": _artifact_location(r.path, ctx) if r.path is not None else artifact,
+                        "region": _region(r.location, r.end_location),
+                    },
                     "message": {"text": r.message},
                 }
                 for i, r in enumerate(diag.related)

@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # rule modules load without libcst: a warm cached run never i
 
     from pinlint.analysis.interpreter import Interpreter
     from pinlint.analysis.positions import Positions
+    from pinlint.analysis.project_summaries import ProjectSummaries
     from pinlint.analysis.summaries import FileSummaries
     from pinlint.core.diagnostics import Location
 
@@ -45,31 +46,66 @@ class RuleContext:
         positions: Positions,
         interpreter: Interpreter,
         summaries: FileSummaries | None = None,
+        project: ProjectSummaries | None = None,
+        home: str | None = None,
     ) -> None:
         self.module = module
         self.positions = positions
         self.interpreter = interpreter
         self.summaries = summaries
+        #: The other files of the project the analysis read, and the path of the file analysed.
+        self.project = project
+        self.home = home
+
+    def _all_summaries(self) -> list[FileSummaries]:
+        own = [self.summaries] if self.summaries is not None else []
+        return own + ([f.summaries for f in self.project.parsed_files()] if self.project is not None else [])
 
     def interpreter_of(self, node: cst.CSTNode) -> Interpreter:
         """The interpreter of the function where ``node`` (a birth) was evaluated."""
-        if id(node) in self.interpreter.statement_of or self.summaries is None:
+        if id(node) in self.interpreter.statement_of:
             return self.interpreter
-        for parsed in self.summaries.all_parsed():
-            for interpreter in parsed.interpreters:
-                if id(node) in interpreter.statement_of:
-                    return interpreter
+        for summaries in self._all_summaries():
+            for parsed in summaries.all_parsed():
+                for interpreter in parsed.interpreters:
+                    if id(node) in interpreter.statement_of:
+                        return interpreter
         return self.interpreter
 
     def copier_of(self, sink: cst.Call) -> Interpreter | None:
         """For a copy made in a callee (``SinkHit.via``): the callee's interpreter."""
-        if self.summaries is None:
-            return None
-        for parsed in self.summaries.all_parsed():
-            for interpreter in parsed.interpreters:
-                if any(copy.sink is sink for copy in interpreter.events.parameter_copies):
-                    return interpreter
+        for summaries in self._all_summaries():
+            for parsed in summaries.all_parsed():
+                for interpreter in parsed.interpreters:
+                    if any(copy.sink is sink for copy in interpreter.events.parameter_copies):
+                        return interpreter
         return None
+
+    def file_of(self, node: cst.CSTNode) -> str | None:
+        """The path of the file ``node`` is in (None: the analysed file, with no path known)."""
+        owner = self.project.owner(node) if self.project is not None else None
+        return owner.file.path if owner is not None else self.home
+
+    def _elsewhere(self, node: cst.CSTNode, hit: SinkHit) -> str | None:
+        """The path of ``node``'s file when it is not the file of the finding (the birth's)."""
+        assert hit.origin.node is not None
+        where = self.file_of(node)
+        return where if where != self.file_of(hit.origin.node) else None
+
+    def where(self, node: cst.CSTNode, hit: SinkHit) -> str:
+        """``line 12``, or ``line 12 of `pkg/serve.py``` when that is another file than the finding's."""
+        return f"line {self.positions.start(node).row}{self._of_file(node, hit)}"
+
+    def _of_file(self, node: cst.CSTNode, hit: SinkHit) -> str:
+        """`` of `pkg/serve.py``` when ``node`` is in another file than the finding, else ""."""
+        import os
+
+        where = self._elsewhere(node, hit)
+        if where is None:
+            return ""
+        root = self.project.modules.root if self.project is not None else None
+        shown = os.path.relpath(where, root) if root is not None else where
+        return f" of `{shown.replace(os.sep, '/')}`"
 
     def sink_row(self, hit: SinkHit) -> int:
         """The row of the copy's method name (``.to``), not of the start of its receiver."""
@@ -80,11 +116,21 @@ class RuleContext:
 
     def related(self, hit: SinkHit) -> tuple[RelatedLocation, ...]:
         """The copy (and the call that hands the tensor over) as related locations."""
-        out = [RelatedLocation(self.positions.start(hit.sink), self.positions.end(hit.sink), "the non_blocking copy")]
+        out = [
+            RelatedLocation(
+                self.positions.start(hit.sink),
+                self.positions.end(hit.sink),
+                "the non_blocking copy",
+                self._elsewhere(hit.sink, hit),
+            )
+        ]
         if hit.via is not None:
             out.append(
                 RelatedLocation(
-                    self.positions.start(hit.via), self.positions.end(hit.via), "the call passing the tensor"
+                    self.positions.start(hit.via),
+                    self.positions.end(hit.via),
+                    "the call passing the tensor",
+                    self._elsewhere(hit.via, hit),
                 )
             )
         return tuple(out)
@@ -172,10 +218,18 @@ class RuleContext:
                 if copier is not None and isinstance(copier.scope, cst.FunctionDef)
                 else "a callee"
             )
-            return f"is passed on line {self.positions.start(hit.via).row} to `{name}()`, which copies it with `{api}` on line {sink_row}"
+            return (
+                f"is passed on line {self.positions.start(hit.via).row} to `{name}()`, which copies it with "
+                f"`{api}` on line {sink_row}{self._of_file(hit.sink, hit)}"
+            )
         birth = self.interpreter_of(node)
         if birth is not self.interpreter and isinstance(self.interpreter.scope, cst.FunctionDef):
-            return f"reaches `{api}` on line {sink_row} in `{self.interpreter.scope.name.value}()`"
+            return (
+                f"reaches `{api}` on line {sink_row}{self._of_file(hit.sink, hit)} in "
+                f"`{self.interpreter.scope.name.value}()`"
+            )
+        if self._elsewhere(hit.sink, hit) is not None:
+            return f"reaches `{api}` on line {sink_row}{self._of_file(hit.sink, hit)}"
         where = "on the same line" if sink_row == self.positions.start(node).row else f"on line {sink_row}"
         return f"reaches `{api}` {where}"
 

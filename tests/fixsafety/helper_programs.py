@@ -334,4 +334,90 @@ HELPER_ARGS_MORE = [
     ),
 ]
 
-PROGRAMS = HELPER_SCOPE_MORE + IMPORTS_MORE + HELPER_ARGS_MORE
+# Across files: a helper of another module builds the tensor a copy here receives, or copies the
+# tensor this module builds. The finding is where the tensor is built; such a tensor is returned
+# or handed over, so a write after the now-asynchronous copy cannot be ruled out: never safe.
+_HELPERS_MODULE = """
+        import torch
+
+        def make_ids(n):
+            return torch.arange(n)
+
+        def upload(t, device):
+            return t.to(device, non_blocking=True)
+        """
+CROSS_FILE = [
+    P(
+        f"x{i:02d}_{name}",
+        "edge",
+        NOT_SAFE,
+        prog,
+        files={"helpers.py": _HELPERS_MODULE},
+        lint_paths=paths,
+        note=note,
+    )
+    for i, (name, prog, paths, note) in enumerate(
+        [
+            (
+                "helper_result_copied",
+                """
+        from helpers import make_ids
+
+        def main(device):
+            ids = make_ids(4)
+            out = ids.to(device, non_blocking=True)
+            ids.add_(1)
+            return out
+        """,
+                (".",),
+                "pinning the helper's tensor would race with the write after the copy",
+            ),
+            (
+                "argument_copied_by_helper",
+                """
+        import torch
+        from helpers import upload
+
+        def main(device):
+            lens = torch.tensor([1, 2, 3])
+            out = upload(lens, device)
+            lens.mul_(2)
+            return out
+
+        def unused(device):
+            return torch.ones(1).to(device, non_blocking=False)
+        """,
+                (".",),
+                "the caller writes the tensor after the helper's copy",
+            ),
+            (
+                "only_the_copying_file_linted",
+                """
+        from helpers import make_ids
+
+        def main(device):
+            return make_ids(3).to(device, non_blocking=True)
+        """,
+                ("prog.py",),
+                "the finding is the helper's file, which is not in the run: it must not be edited",
+            ),
+            (
+                "only_the_building_file_linted",
+                """
+        import helpers
+
+        def main(device):
+            t = helpers.make_ids(5)
+            out = t.cuda(non_blocking=True) if device.startswith("cuda") else t.to(device, non_blocking=True)
+            t.zero_()
+            return out
+        """,
+                ("helpers.py",),
+                "a run on the helper's file sees the importer's copy, and the write after it",
+            ),
+        ],
+        1,
+    )
+]
+
+PROGRAMS = HELPER_SCOPE_MORE + IMPORTS_MORE + HELPER_ARGS_MORE + CROSS_FILE

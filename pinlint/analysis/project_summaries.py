@@ -1,0 +1,239 @@
+"""Provenance across the files of a project: a call to a function imported from another project
+module is answered by that module's summaries (what the function returns, which of its
+parameters it copies non_blocking), as a call to a function of the same file is.
+
+One hop: the other module's summaries follow its own functions and classes, not a third
+module's. The function is found by name through the imports (a re-export in a package's
+``__init__.py`` is followed, a few links deep); anything ambiguous (imported from two places,
+rebound in the file, defined twice) is unknown. A function that cannot make or copy a host tensor
+(none of the construction tokens, no copy, no call to its own module's functions) is not parsed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from pinlint.analysis.names import AMBIGUOUS_IMPORT, FileNames
+from pinlint.analysis.project_modules import ModuleFiles, SourceFile
+
+if TYPE_CHECKING:
+    from pinlint.analysis.summaries import FileSummaries, Parsed
+
+#: How many re-exports (``from .impl import f`` in ``__init__.py``) a name is followed through.
+MAX_REEXPORTS = 3
+
+
+class ForeignFile:
+    """Another file of the project, as far as it was needed (its summaries on first need)."""
+
+    def __init__(self, file: SourceFile, make: MakeSummaries) -> None:
+        self.file = file
+        self._make = make
+        self._summaries: FileSummaries | None = None
+
+    @property
+    def names(self) -> FileNames:
+        return self.file.names
+
+    @property
+    def summaries(self) -> FileSummaries:
+        if self._summaries is None:
+            self._summaries = self._make(self.file)
+        return self._summaries
+
+    @property
+    def started(self) -> bool:
+        return self._summaries is not None
+
+
+#: A project file -> its summaries for this analysis.
+MakeSummaries = Callable[[SourceFile], "FileSummaries"]
+
+
+class ProjectSummaries:
+    """The summaries of the other project files one file's analysis asked about."""
+
+    def __init__(
+        self, modules: ModuleFiles, make_summaries: MakeSummaries, wants: Callable[[FileNames, str, str], bool]
+    ) -> None:
+        self.modules = modules
+        self._make = make_summaries
+        #: Whether a function's text (of a file's text, with its names) may make or copy a host
+        #: tensor; else it is not parsed.
+        self._wants = wants
+        self.files: dict[str, ForeignFile | None] = {}
+        self._functions: dict[tuple[str, str], tuple[ForeignFile, int] | None] = {}
+        self._copiers: dict[str, bool] = {}
+
+    # ------------------------------------------------------------------ lookups
+    def function(self, names: FileNames, func: cst.BaseExpression) -> tuple[ForeignFile, int] | None:
+        """The other file and 0-based ``def`` line of the project function ``func`` calls
+        (``f(...)`` imported by name, or ``mod.f(...)`` on an imported project module)."""
+        if isinstance(func, cst.Name):
+            key: tuple[str, str] | None = (func.value, "")
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            key = (func.value.value, func.attr.value)
+        else:
+            return None
+        if key not in self._functions:
+            self._functions[key] = self._function(names, func)
+        return self._functions[key]
+
+    def _function(self, names: FileNames, func: cst.BaseExpression) -> tuple[ForeignFile, int] | None:
+        target = self._target(names, func)
+        return self._defined(*target) if target is not None else None
+
+    def _target(self, names: FileNames, func: cst.BaseExpression) -> tuple[str, str, int] | None:
+        """(the file, the name there, how many re-exports may be followed) ``func`` names."""
+        if isinstance(func, cst.Name):
+            source = names.from_imports.get(func.value)
+            if source is None or source == AMBIGUOUS_IMPORT or func.value in names.module_level_bindings:
+                return None  # not imported, imported from two places, or rebound here
+            level, module, name = source
+            path = self.modules.module_file(level, module)
+            return (path, name, MAX_REEXPORTS) if path is not None else None
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            local = func.value.value
+            if local in names.module_level_bindings:
+                return None  # rebound here: not (only) the module
+            path = self._module_bound_to(names, local)
+            return (path, func.attr.value, 0) if path is not None else None
+        return None
+
+    def _module_bound_to(self, names: FileNames, local: str) -> str | None:
+        """The project file of the module ``local`` names (``import pkg.mod as local``,
+        ``from pkg import mod``, ``from . import mod``)."""
+        source = names.from_imports.get(local)
+        if source is not None:
+            if source == AMBIGUOUS_IMPORT:
+                return None
+            level, module, name = source
+            dotted = f"{module}.{name}" if module else name
+            return self.modules.module_file(level, dotted)
+        module = names.modules.get(local)
+        return self.modules.module_file(0, module) if module is not None else None
+
+    def _defined(self, path: str, name: str, hops: int) -> tuple[ForeignFile, int] | None:
+        if path == self.modules.path:
+            return None  # the file itself (through its own package): its summaries answer
+        foreign = self.file(path)
+        if foreign is None:
+            return None
+        starts = [line for line, indented in foreign.file.scan.defs(name) if not indented]
+        if len(starts) == 1 and name not in _rebound(foreign, name):
+            if "torch" not in foreign.file.text:
+                return None  # a file without torch builds no tensors
+            return (foreign, starts[0]) if self._wants_function(foreign, starts[0]) else None
+        if starts or hops <= 0:
+            return None  # defined several times (overloads, branches): which one is unknown
+        source = foreign.names.from_imports.get(name)
+        if source is None or source == AMBIGUOUS_IMPORT:
+            return None
+        # A re-export: `from .impl import f` in the package's `__init__.py`.
+        level, module, original = source
+        origin = ModuleFiles(self.modules.root, path, self.modules.overlay)
+        target = origin.module_file(level, module)
+        self.modules.consulted.update(origin.consulted)
+        return self._defined(target, original, hops - 1) if target is not None else None
+
+    def imported_copiers(self, names: FileNames, text: str) -> set[str]:
+        """How this file spells the imported project functions it calls that copy one of their
+        parameters non_blocking (``upload``, ``helpers.upload``): their callers here pass the
+        tensor that is copied."""
+        spellings: set[str] = set()
+        for match in _CALLED.finditer(text):
+            first, second = match.group(1), match.group(2)
+            if second is None:
+                if first not in names.from_imports:
+                    continue
+                func: cst.BaseExpression = cst.Name(first)
+                spelled = first
+            else:
+                if first not in names.from_imports and first not in names.modules:
+                    continue
+                func = cst.Attribute(cst.Name(first), cst.Name(second))
+                spelled = f"{first}.{second}"
+            if spelled in self._copiers:
+                if self._copiers[spelled]:
+                    spellings.add(spelled)
+                continue
+            self._copiers[spelled] = self._copies_parameter(names, func)
+            if self._copiers[spelled]:
+                spellings.add(spelled)
+        return spellings
+
+    def _copies_parameter(self, names: FileNames, func: cst.BaseExpression) -> bool:
+        from pinlint.analysis.triage import segment_for, segment_text
+
+        target = self._target(names, func)
+        if target is None:
+            return False
+        read = self.modules.read(target[0])
+        if read is None or (
+            "non_blocking" not in read.text and any(not indented for _, indented in read.scan.defs(target[1]))
+        ):
+            return False  # defined there, and that file copies nothing non_blocking
+        found = self.function(names, func)
+        if found is None:
+            return False
+        foreign, start = found
+        if "non_blocking" not in foreign.file.text:
+            return False  # no copy anywhere in that file
+        text = segment_text(foreign.file.lines, segment_for(foreign.file.lines, start))
+        if text is None or "non_blocking" not in text:
+            return False  # no copy in it: nothing to ask its callers about
+        parsed = foreign.summaries.parsed(start)
+        if parsed is None:
+            return False
+        top = next((s for s in parsed.module.body if isinstance(s, cst.FunctionDef)), None)
+        return any(i.scope is top and i.events.parameter_copies for i in parsed.interpreters)
+
+    def _wants_function(self, foreign: ForeignFile, start: int) -> bool:
+        from pinlint.analysis.triage import segment_for, segment_text
+
+        text = segment_text(foreign.file.lines, segment_for(foreign.file.lines, start))
+        return text is not None and self._wants(foreign.names, foreign.file.text, text)
+
+    def file(self, path: str) -> ForeignFile | None:
+        if path in self.files:
+            return self.files[path]
+        found: ForeignFile | None = None
+        read = self.modules.read(path)
+        if read is not None:
+            found = ForeignFile(read, self._make)
+        self.files[path] = found
+        return found
+
+    def parsed(self, foreign: ForeignFile, start: int) -> Parsed | None:
+        return foreign.summaries.parsed(start)
+
+    # ------------------------------------------------------------------ afterwards
+    def owner(self, node: cst.CSTNode) -> ForeignFile | None:
+        """The other file whose parsed code holds ``node``, or None (this file's)."""
+        for foreign in self.parsed_files():
+            for parsed in foreign.summaries.all_parsed():
+                if foreign.summaries.positions_for(parsed).holds(node):
+                    return foreign
+        return None
+
+    def parsed_of(self, foreign: ForeignFile, node: cst.CSTNode) -> Parsed:
+        """The parsed function of ``foreign`` that holds ``node``."""
+        return next(p for p in foreign.summaries.all_parsed() if foreign.summaries.positions_for(p).holds(node))
+
+    def parsed_files(self) -> list[ForeignFile]:
+        return [f for f in self.files.values() if f is not None and f.started and f.summaries.all_parsed()]
+
+
+#: ``f(`` or ``mod.f(`` (not ``x.mod.f(``), as calls are spelled.
+_CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)(?:\.([A-Za-z_]\w*))?[ \t]*\(")
+
+
+def _rebound(foreign: ForeignFile, name: str) -> set[str]:
+    """``name`` when the file also binds it at module level by assignment (``f = other``)."""
+    if re.search(rf"^{re.escape(name)}[ \t]*(?::[^=\n]*)?=(?!=)", foreign.file.text, re.M):
+        return {name}
+    return set()

@@ -1,0 +1,182 @@
+"""Findings one file's analysis made in another file: a helper imported from ``helpers.py``
+builds the tensor that ``serve.py`` copies, so the finding is ``helpers.py``'s (where the fix
+goes). The run hands each to its file, whichever worker found it.
+
+A file of the run receives them also from project files outside the run (``pinlint check
+helpers.py``, pre-commit's staged files): those importers are analysed too (through the result
+cache), so that a one-file run reports what a whole-project run reports for that file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pinlint.core.results import AnalysisSettings, FileAnalysis, FileResult, Finding, ForeignFinding
+from pinlint.safeio import MAX_SOURCE_BYTES, read_regular
+
+if TYPE_CHECKING:
+    from pinlint.cache import Cache
+
+
+def route(results: list[FileResult], outside: list[FileResult] = ()) -> dict[str, list[str]]:  # type: ignore[assignment]
+    """Give the foreign findings (of ``results`` and of ``outside``, files not in the run) to
+    their files, replacing those results; returns, for each file that received some, the files
+    whose analyses found them."""
+    by_path: dict[str, int] = {}
+    for i, result in enumerate(results):
+        if result.analysis is not None and result.error is None:
+            by_path[os.path.abspath(result.path)] = i
+    incoming: dict[int, list[ForeignFinding]] = {}
+    sources: dict[int, list[str]] = {}
+    for result in sorted([*results, *outside], key=lambda r: r.path):
+        if result.analysis is None or not result.analysis.foreign:
+            continue
+        for foreign in result.analysis.foreign:
+            index = by_path.get(foreign.path)
+            if index is None:
+                continue  # a file outside the run: not reported
+            target = results[index]
+            if target.digest and target.digest != foreign.digest:
+                continue  # it changed between the two reads: the next run sees it right
+            incoming.setdefault(index, []).append(foreign)
+            sources.setdefault(index, [])
+            if result.path not in sources[index]:
+                sources[index].append(result.path)
+    out: dict[str, list[str]] = {}
+    for index, foreigns in incoming.items():
+        target = results[index]
+        assert target.analysis is not None
+        own = {(f.code, f.location) for f in target.analysis.findings}
+        added: list[Finding] = []
+        for foreign in foreigns:
+            key = (foreign.finding.code, foreign.finding.location)
+            if key not in own:  # one finding per construction, whichever copy reached it
+                own.add(key)
+                added.append(foreign.finding)
+        if not added:
+            continue
+        analysis = replace(
+            target.analysis,
+            findings=[*target.analysis.findings, *added],
+            received=target.analysis.received + len(added),
+        )
+        results[index] = replace(target, analysis=analysis, digest=target.digest or foreigns[0].digest)
+        out[target.path] = sources[index]
+    return out
+
+
+def importers(
+    root: Path,
+    results: list[FileResult],
+    settings: AnalysisSettings,
+    exclude: list[str],
+    cache: Cache | None,
+    jobs: int | None,
+) -> list[FileResult]:
+    """The results of the project files outside the run that report into a file of the run
+    (cached ones from the result cache; the others analysed now). Only files that mention a
+    run file's module name and ``non_blocking`` are analysed: no other file can."""
+    from pinlint import runner
+    from pinlint.fix.project import _MAX_FILES, _skip_dir
+
+    run_paths = {os.path.abspath(r.path) for r in results}
+    targets = [r for r in results if _builds_tensors(r)]
+    # A file calling a target's function spells its name (``f(``, ``mod.f(``, ``import f as g``).
+    functions = sorted(set().union(*(_functions(r.path) for r in targets)))
+    if not functions:
+        return []
+    mention = re.compile(rb"\b(?:" + b"|".join(re.escape(s.encode()) for s in functions) + rb")\b")
+    names = frozenset(e for e in exclude if not any(c in e for c in "*?[/"))
+    found: list[FileResult] = []
+    todo: list[Path] = []
+    count = 0
+    for top in _import_bases(root, targets):
+        for directory, dirs, files in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if not _skip_dir(d, names))
+            for name in sorted(files):
+                if not name.endswith(".py"):
+                    continue
+                count += 1
+                if count > _MAX_FILES:
+                    break  # a bound: a huge tree is not walked whole for one file's run
+                path = os.path.join(directory, name)
+                if path in run_paths:
+                    continue
+                hit = cache.lookup(Path(path)) if cache is not None else None
+                if hit is not None:
+                    if hit.analysis is not None and hit.analysis.foreign:
+                        found.append(hit)
+                    continue
+                try:
+                    data = read_regular(path, MAX_SOURCE_BYTES)
+                except OSError:
+                    continue
+                if b"non_blocking" in data and mention.search(data):
+                    todo.append(Path(path))
+    if todo:
+        fresh = runner.run(todo, settings, jobs=jobs, cache=cache)
+        found.extend(r for r in fresh if r.analysis is not None and r.analysis.foreign)
+    return found
+
+
+def _import_bases(root: Path, targets: list[FileResult]) -> list[str]:
+    """Where the files that can import the targets are: below the directory above each
+    target's top package (an import resolves from there), or the whole project when that is
+    the project root or its ``src/``."""
+    tops: set[str] = set()
+    for target in targets:
+        directory = os.path.dirname(os.path.abspath(target.path))
+        while os.path.isfile(os.path.join(directory, "__init__.py")) and directory != str(root):
+            directory = os.path.dirname(directory)
+        if directory in (str(root), os.path.join(str(root), "src")) or not directory.startswith(str(root)):
+            return [str(root)]
+        tops.add(directory)
+    # Nested bases: the outer one's walk covers the inner.
+    ordered = sorted(tops)
+    return [t for i, t in enumerate(ordered) if not any(t.startswith(o + os.sep) for o in ordered[:i])]
+
+
+_TOP_LEVEL_DEF = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+
+
+def _functions(path: str) -> set[str]:
+    """The module-level functions of a file (what another file can import and call)."""
+    try:
+        data = read_regular(path, MAX_SOURCE_BYTES)
+    except OSError:
+        return set()
+    return {m.decode("ascii", "replace") for m in _TOP_LEVEL_DEF.findall(data)}
+
+
+def _builds_tensors(result: FileResult) -> bool:
+    return result.error is None and result.analysis is not None and result.builds_tensors
+
+
+def received(
+    analysis: FileAnalysis, path: Path, text: str, sources: list[str], settings: AnalysisSettings
+) -> FileAnalysis:
+    """``analysis`` of ``path``'s candidate ``text`` (the fix loop's), with the findings the
+    ``sources``' analyses make in that text."""
+    from pinlint import lint, source
+
+    target = os.path.abspath(path)
+    findings = list(analysis.findings)
+    seen = {(f.code, f.location) for f in findings}
+    added = 0
+    for other in sources:
+        try:
+            decoded = source.decode(read_regular(other, MAX_SOURCE_BYTES))
+        except (OSError, source.DecodeError):
+            continue
+        found = lint.analyze_text(decoded.text, settings, newline=decoded.newline, path=other, overlay={target: text})
+        for foreign in found.foreign:
+            key = (foreign.finding.code, foreign.finding.location)
+            if foreign.path == target and key not in seen:
+                seen.add(key)
+                findings.append(foreign.finding)
+                added += 1
+    return replace(analysis, findings=findings, received=added) if added else analysis

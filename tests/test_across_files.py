@@ -1,0 +1,212 @@
+"""Provenance across the files of a project: what one file's analysis learns from another, where
+the finding goes, and that the cache, one-file runs and the report formats agree with it.
+
+The shapes themselves (flagged and OK twins) are the fixture ``fixtures/pin001_across_files``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pinlint.analysis.project_modules import ModuleFiles
+from pinlint.cli import main
+from tests.test_fixtures import FIXTURES, _prepare
+
+CASE = FIXTURES / "pin001_across_files"
+
+
+def _check(work: Path, *args: str, cache: bool = False) -> list[dict]:
+    old = os.getcwd()
+    os.chdir(work)
+    try:
+        extra = [] if cache else ["--no-cache"]
+        result = CliRunner().invoke(
+            main, ["check", *args, *extra, "--select", "ALL", "--output-format", "json", "--exit-zero"]
+        )
+    finally:
+        os.chdir(old)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def _summary(diagnostics: list[dict], work: Path) -> list[tuple]:
+    return sorted(
+        (
+            os.path.relpath(d["filename"], work),
+            d["location"]["row"],
+            d["location"]["column"],
+            d["code"],
+            d["message"],
+            json.dumps(d["fix"], sort_keys=True),
+        )
+        for d in diagnostics
+    )
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    work, _texts, _expected = _prepare(CASE, tmp_path)
+    return work
+
+
+def test_the_finding_is_where_the_helper_builds_the_tensor(project: Path) -> None:
+    found = _summary(_check(project, "."), project)
+    where = {(f[0], f[1]) for f in found}
+    assert ("pkg/helpers.py", 7) in where  # make_ids(), whose result serve.py copies
+    assert ("pkg/impl.py", 5) in where  # through the re-export in pkg/__init__.py
+    assert ("pkg/serve.py", 27) in where  # the argument helpers.upload() copies
+    assert not any(f[0] == "pkg/other.py" for f in found)  # imported on one path of two
+
+
+@pytest.mark.parametrize("cache", [False, True])
+def test_one_file_runs_equal_the_whole_project_run(project: Path, cache: bool) -> None:
+    whole = _summary(_check(project, ".", cache=cache), project)
+    files = sorted({f[0] for f in whole} | {"pkg/other.py", "pkg/utils.py"})
+    for _round in range(2 if cache else 1):  # cold, then warm
+        for relative in files:
+            alone = _summary(_check(project, relative, cache=cache), project)
+            assert alone == [f for f in whole if f[0] == relative], relative
+
+
+def test_the_copy_in_another_file_is_a_related_location(project: Path) -> None:
+    diagnostics = _check(project, ".")
+    helper = next(d for d in diagnostics if d["filename"].endswith("helpers.py") and d["location"]["row"] == 7)
+    (copy,) = helper["related"]
+    assert copy["filename"] == str(project / "pkg" / "serve.py")
+    assert copy["location"] == {"row": 13, "column": 5}
+    assert "on line 13 of `pkg/serve.py` in `step()`" in helper["message"]
+    caller = next(d for d in diagnostics if d["filename"].endswith("serve.py") and d["location"]["row"] == 27)
+    assert [r["filename"] for r in caller["related"]] == [
+        str(project / "pkg" / "helpers.py"),  # the copy, in the callee's file
+        str(project / "pkg" / "serve.py"),  # the call handing the tensor over
+    ]
+
+
+def test_sarif_and_the_full_output_name_the_other_file(project: Path) -> None:
+    os.chdir(project)
+    sarif = json.loads(
+        CliRunner().invoke(main, ["check", "pkg/helpers.py", "--no-cache", "--output-format", "sarif"]).output
+    )
+    result = next(
+        r for r in sarif["runs"][0]["results"] if r["locations"][0]["physicalLocation"]["region"]["startLine"] == 7
+    )
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "pkg/helpers.py"
+    related = result["relatedLocations"][0]["physicalLocation"]
+    assert related["artifactLocation"]["uri"] == "pkg/serve.py"
+    assert related["region"]["startLine"] == 13
+    full = CliRunner().invoke(main, ["check", "pkg/helpers.py", "--no-cache", "--output-format", "full"]).output
+    assert "note: the non_blocking copy is at pkg/serve.py:13:5" in full
+
+
+def test_a_changed_callee_invalidates_the_callers_cached_result(project: Path) -> None:
+    before = {(f[0], f[1]) for f in _summary(_check(project, ".", cache=True), project)}
+    assert ("pkg/serve.py", 27) in before
+    helpers = project / "pkg" / "helpers.py"
+    original = helpers.read_text()
+    helpers.write_text(original.replace("return t.to(device, non_blocking=True)", "return t.to(device)"))
+    after = {(f[0], f[1]) for f in _summary(_check(project, ".", cache=True), project)}
+    assert ("pkg/serve.py", 27) not in after  # serve.py is unchanged: its cached result was not reused
+    helpers.write_text(original)
+    again = {(f[0], f[1]) for f in _summary(_check(project, ".", cache=True), project)}
+    assert again == before
+
+
+def test_a_changed_caller_updates_the_helpers_findings(project: Path) -> None:
+    assert ("pkg/impl.py", 5) in {(f[0], f[1]) for f in _summary(_check(project, ".", cache=True), project)}
+    serve = project / "pkg" / "serve.py"
+    serve.write_text(serve.read_text().replace("make_offsets(len(xs)).to(device, non_blocking=True)", "pass"))
+    for paths in (
+        [
+            ".",
+        ],
+        ["pkg/impl.py"],
+    ):
+        found = {(f[0], f[1]) for f in _summary(_check(project, *paths, cache=True), project)}
+        assert ("pkg/impl.py", 5) not in found, paths  # impl.py is unchanged, its finding is gone
+
+
+def test_a_run_on_the_copying_file_leaves_the_helper_alone(project: Path) -> None:
+    before = (project / "pkg" / "helpers.py").read_text()
+    os.chdir(project)
+    CliRunner().invoke(main, ["check", "pkg/serve.py", "--no-cache", "--fix", "--unsafe-fixes"])
+    assert (project / "pkg" / "helpers.py").read_text() == before
+
+
+def test_fixing_the_helpers_file_alone_applies_the_foreign_fix(project: Path) -> None:
+    os.chdir(project)
+    result = subprocess.run(
+        [sys.executable, "-m", "pinlint", "check", "pkg/helpers.py", "--no-cache", "--fix", "--unsafe-fixes"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    text = (project / "pkg" / "helpers.py").read_text()
+    assert "pin_memory=is_pin_memory_available(device)" in text, result.stdout + result.stderr
+    # What is left is reported once, at its place in the fixed file: make_ids() has no device.
+    assert "pkg/helpers.py:7:12: PIN001" in result.stdout.replace("\\", "/") or "helpers.py:7:12" in result.stdout
+
+
+# ---------------------------------------------------------------------------- module resolution
+def _tree(root: Path, files: dict[str, str]) -> None:
+    for relative, text in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def test_modules_resolve_absolute_relative_and_src_layouts(tmp_path: Path) -> None:
+    _tree(
+        tmp_path,
+        {
+            "src/app/__init__.py": "",
+            "src/app/core/__init__.py": "",
+            "src/app/core/run.py": "",
+            "src/app/util.py": "",
+            "src/app/pkgmod/__init__.py": "",
+            "src/app/pkgmod.py": "",
+        },
+    )
+    files = ModuleFiles(str(tmp_path), str(tmp_path / "src/app/core/run.py"))
+    assert files.module_file(0, "app.util") == str(tmp_path / "src/app/util.py")
+    assert files.module_file(2, "util") == str(tmp_path / "src/app/util.py")
+    assert files.module_file(1, "") == str(tmp_path / "src/app/core/__init__.py")
+    # A package wins over a module of the same name, as in Python.
+    assert files.module_file(0, "app.pkgmod") == str(tmp_path / "src/app/pkgmod/__init__.py")
+    assert files.module_file(0, "torch") is None  # not a project file
+    assert files.module_file(9, "x") is None  # climbing out of the project
+    # What was looked for and not found is recorded: a file created there changes the answer.
+    assert files.consulted[str(tmp_path / "src/torch.py")] == ""
+
+
+def test_no_project_root_means_no_other_file_is_read(tmp_path: Path) -> None:
+    _tree(tmp_path, {"a.py": "", "b.py": ""})
+    assert ModuleFiles(None, str(tmp_path / "a.py")).module_file(0, "b") is None
+
+
+# ---------------------------------------------------------------------------- the fix-safety programs
+def test_the_cross_file_fix_safety_programs_are_flagged(tmp_path: Path) -> None:
+    """The differential harness checks that ``--fix`` leaves these programs alone; that is only
+    worth something if pinlint flags them (where the tensor is built, in whichever file)."""
+    from tests.fixsafety.helper_programs import CROSS_FILE
+
+    expected = {
+        "x01_helper_result_copied": {("helpers.py", 4)},
+        "x02_argument_copied_by_helper": {("prog.py", 5)},
+        "x03_only_the_copying_file_linted": set(),  # the finding is helpers.py's, not in the run
+        "x04_only_the_building_file_linted": {("helpers.py", 4)},
+    }
+    assert sorted(expected) == sorted(p.id for p in CROSS_FILE)
+    for program in CROSS_FILE:
+        root = tmp_path / program.id
+        program.materialize(root)
+        found = _check(root, *program.lint_paths, "--unsafe-fixes")
+        assert {(os.path.relpath(d["filename"], root), d["location"]["row"]) for d in found} == expected[program.id]
+        assert all(d["fix"] is None or d["fix"]["applicability"] != "safe" for d in found), program.id
