@@ -247,6 +247,7 @@ def _findings(
 
     summaries = FileSummaries(names, lines, rules.listened, make)
     summaries.project = project
+    summaries.path = path_of(project)
     reported = []
     for module, segment, source_text in parsed:
         result.parsed_lines += len(lines) if segment.whole_file else segment.end - segment.start
@@ -386,7 +387,9 @@ def _project_summaries(  # type: ignore[no-untyped-def]
                 file_names, scope, sink, budget=SCOPE_STEP_BUDGET, deadline=deadline, summaries=summaries
             )
 
-        return FileSummaries(file_names, file.lines, rules.listened, make, scan=file.scan, parses=file.parses)
+        summaries = FileSummaries(file_names, file.lines, rules.listened, make, scan=file.scan, parses=file.parses)
+        summaries.path = file.path
+        return summaries
 
     tokens: dict[int, _SourceTokens] = {}
 
@@ -398,7 +401,9 @@ def _project_summaries(  # type: ignore[no-untyped-def]
         found = tokens.get(id(file_names))
         if found is None:
             found = tokens[id(file_names)] = _SourceTokens(file_names)
-        return found.search(function_text) or found.may_receive(function_text, file_text)
+        # It builds a tensor itself. (One that only returns what a helper of its own file built
+        # is not followed: the cost of parsing every such function is not worth the rare find.)
+        return found.search(function_text)
 
     return ProjectSummaries(ModuleFiles(settings.project_root, path, overlay), make_summaries, wants)
 

@@ -12,7 +12,7 @@ from typing import Protocol
 import libcst as cst
 
 from pinlint import torch_api
-from pinlint.analysis import d2h, torch_semantics
+from pinlint.analysis import d2h, objects, torch_semantics
 from pinlint.analysis.budget import _DEADLINE_EVERY, SCOPE_STEP_BUDGET, BudgetExceeded
 from pinlint.analysis.builtins import READ_ONLY_BUILTINS, repeats_a_list
 from pinlint.analysis.env import Env
@@ -176,13 +176,17 @@ class Evaluator:
                 return known
             if self.names.is_dtype_attribute(node):
                 return DTYPE  # `torch.float16`
-            self.ev(node.value)
+            base = self.ev(node.value)
             if node.attr.value in torch_api.PYTHON_NUMBER_ATTRIBUTES:
                 return PYDATA  # `x.shape`: a tuple of Python ints on tensors and arrays alike
             if self.summaries is not None and key is not None and key.startswith("self.") and key.count(".") == 1:
                 summary = self.summaries.attribute(self, key)
                 if summary is not None:
                     return summary  # what the class's methods assign to it
+            if self.summaries is not None:
+                field = objects.attribute(self.summaries, base, node.attr.value)
+                if field is not None:
+                    return field  # an attribute of an object of a project class
             return UNKNOWN  # an attribute set outside this function: unknown provenance
         if isinstance(node, cst.Call):
             value = self._call(node)
@@ -373,9 +377,12 @@ class Evaluator:
                 and isinstance(func.value, cst.Name)
                 and func.value.value not in self.env
                 and _module_name(self.file_names, func.value.value)
-                and self.summaries.project.function(self.file_names, func) is not None
             ):
-                return self._summarised(call)  # `helpers.f(...)`: a function of an imported project module
+                made = objects.construct(self.summaries, self, call)
+                if made is not None:
+                    return made  # `mod.Batch(...)`: an object of a class of an imported project module
+                if self.summaries.project.function(self.file_names, func) is not None:
+                    return self._summarised(call)  # `helpers.f(...)`: a function of an imported project module
             return torch_semantics.method_call(self, method, func.value, receiver, call)
         self.ev(func)
         builtin = isinstance(func, cst.Name) and func.value not in self.env
@@ -390,6 +397,9 @@ class Evaluator:
         if library is not None:
             return pageable(call, pinnable=False, what=f"{library}(...)")
         if self.summaries is not None and isinstance(func, cst.Name):
+            made = objects.construct(self.summaries, self, call)
+            if made is not None:
+                return made  # an object of a class of the project
             return self._summarised(call)
         return UNKNOWN  # a call into project or library code: unknown provenance
 

@@ -30,6 +30,8 @@ class FileText:
         self._declared: set[str] | None = None
         self._indirect: bool | None = None
         self._line_index: LineIndex | None = None
+        self._top_assigned: set[str] | None = None
+        self._top_classes: dict[str, list[ClassRange]] | None = None
 
     def classes(self) -> list[ClassRange]:
         if self._classes is None:
@@ -69,6 +71,25 @@ class FileText:
         self._attribute_memo[memo_key] = found
         return found
 
+    def top_level_classes(self, name: str) -> list[ClassRange]:
+        """The classes named ``name`` at module level (by name, indexed once)."""
+        if self._top_classes is None:
+            self._top_classes = {}
+            for cls in self.classes():
+                if cls.indent == 0:
+                    self._top_classes.setdefault(cls.name, []).append(cls)
+        return self._top_classes.get(name, [])
+
+    def rebound(self, name: str) -> bool:
+        """Whether a module-level assignment binds ``name`` (``f = other``)."""
+        if self._top_assigned is None:
+            self._top_assigned = set(_TOP_LEVEL_ASSIGNMENT.findall(self.text))
+        return name in self._top_assigned
+
+    def assigns_in(self, cls: ClassRange, attr: str) -> bool:
+        """Whether a method of ``cls`` assigns ``self.<attr>``."""
+        return any(cls.start < line < cls.end for line in self._assignments().get(attr, ()))
+
     def enclosing_def(self, line: int) -> int | None:
         if self._enclosing is None:
             self._enclosing = EnclosingDefs(self.lines)
@@ -107,6 +128,7 @@ class FileText:
         return self._def_index.get(name, [])
 
 
+_TOP_LEVEL_ASSIGNMENT = re.compile(r"^([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
 _DEF_LINE = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.M)
 _SELF_ASSIGNMENT = re.compile(r"^[ \t]*self\.(\w+)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
 _CLASS_LEVEL_DECLARATION = re.compile(r"^[ \t]+(\w+)[ \t]*:[^=\n]*$", re.M)

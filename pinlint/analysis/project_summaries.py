@@ -12,6 +12,7 @@ rebound in the file, defined twice) is unknown. A function that cannot make or c
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -84,10 +85,10 @@ class ProjectSummaries:
         return self._functions[key]
 
     def _function(self, names: FileNames, func: cst.BaseExpression) -> tuple[ForeignFile, int] | None:
-        target = self._target(names, func)
+        target = self.target(names, func)
         return self._defined(*target) if target is not None else None
 
-    def _target(self, names: FileNames, func: cst.BaseExpression) -> tuple[str, str, int] | None:
+    def target(self, names: FileNames, func: cst.BaseExpression) -> tuple[str, str, int] | None:
         """(the file, the name there, how many re-exports may be followed) ``func`` names."""
         if isinstance(func, cst.Name):
             source = names.from_imports.get(func.value)
@@ -124,7 +125,7 @@ class ProjectSummaries:
         if foreign is None:
             return None
         starts = [line for line, indented in foreign.file.scan.defs(name) if not indented]
-        if len(starts) == 1 and name not in _rebound(foreign, name):
+        if len(starts) == 1 and not foreign.file.scan.rebound(name):
             if "torch" not in foreign.file.text:
                 return None  # a file without torch builds no tensors
             return (foreign, starts[0]) if self._wants_function(foreign, starts[0]) else None
@@ -145,9 +146,13 @@ class ProjectSummaries:
         parameters non_blocking (``upload``, ``helpers.upload``): their callers here pass the
         tensor that is copied."""
         spellings: set[str] = set()
-        for match in _CALLED.finditer(text):
-            first, second = match.group(1), match.group(2)
-            if second is None:
+        local = _project_locals(names)
+        if not local:
+            return spellings
+        for first, second in set(_CALLED.findall(text)):
+            if first not in local:
+                continue
+            if not second:
                 if first not in names.from_imports:
                     continue
                 func: cst.BaseExpression = cst.Name(first)
@@ -169,14 +174,14 @@ class ProjectSummaries:
     def _copies_parameter(self, names: FileNames, func: cst.BaseExpression) -> bool:
         from pinlint.analysis.triage import segment_for, segment_text
 
-        target = self._target(names, func)
+        target = self.target(names, func)
         if target is None:
             return False
         read = self.modules.read(target[0])
-        if read is None or (
-            "non_blocking" not in read.text and any(not indented for _, indented in read.scan.defs(target[1]))
-        ):
-            return False  # defined there, and that file copies nothing non_blocking
+        if read is None:
+            return False
+        if read.copy_free(target[1]):
+            return False  # defined there, without a copy in it
         found = self.function(names, func)
         if found is None:
             return False
@@ -228,12 +233,19 @@ class ProjectSummaries:
         return [f for f in self.files.values() if f is not None and f.started and f.summaries.all_parsed()]
 
 
+#: Top-level modules that are never the project's (its imports are not followed).
+_LIBRARIES = frozenset(sys.stdlib_module_names) | {"torch", "numpy", "triton", "typing_extensions"}
+
+
+def _project_locals(names: FileNames) -> set[str]:
+    """The names this file imports from modules that may be the project's."""
+    local = {n for n, (level, module, _) in names.from_imports.items() if level or _root(module) not in _LIBRARIES}
+    return local | {n for n, module in names.modules.items() if _root(module) not in _LIBRARIES}
+
+
+def _root(module: str) -> str:
+    return module.split(".", 1)[0]
+
+
 #: ``f(`` or ``mod.f(`` (not ``x.mod.f(``), as calls are spelled.
 _CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)(?:\.([A-Za-z_]\w*))?[ \t]*\(")
-
-
-def _rebound(foreign: ForeignFile, name: str) -> set[str]:
-    """``name`` when the file also binds it at module level by assignment (``f = other``)."""
-    if re.search(rf"^{re.escape(name)}[ \t]*(?::[^=\n]*)?=(?!=)", foreign.file.text, re.M):
-        return {name}
-    return set()

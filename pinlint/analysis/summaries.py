@@ -78,6 +78,8 @@ class FileSummaries:
         #: The other files of the project, for calls to functions imported from them (None: this
         #: file is itself another file's callee, and answers from within itself).
         self.project: ProjectSummaries | None = None
+        #: This file's absolute path (None: not known, as for stdin without a name).
+        self.path: str | None = None
 
     def callers_of_copying_functions(self, limit: int = 64) -> list[int]:
         """0-based ``def`` lines of functions that call a function of this file which copies
@@ -206,13 +208,20 @@ class FileSummaries:
         class_name = getattr(evaluator, "class_name", None)
         if class_name is None or self.depth >= MAX_DEPTH:
             return None
-        attr = key.split(".", 1)[1]
+        return self.class_attribute(class_name, key.split(".", 1)[1], getattr(evaluator, "segment_start", None))
+
+    def class_attribute(self, class_name: str, attr: str, asking: int | None = None) -> Value | None:
+        """Every value the methods of ``class_name`` (of this file) assign to ``self.<attr>``, or
+        None (unknown). ``asking``: the def line of the function that asks, if one of them."""
+        if self.depth >= MAX_DEPTH:
+            return None
+        key = f"self.{attr}"
         lines = self.scan.attribute_lines(class_name, attr)
         if lines is None:
             return None
         values: list[Value] = []
         for line in lines:
-            value = self._assigned(line, key, evaluator)
+            value = self._assigned(line, key, asking)
             if value is None:
                 return None  # one assignment we cannot follow: the attribute is unknown
             values.append(value)
@@ -220,11 +229,10 @@ class FileSummaries:
             return None
         return frozenset().union(*values)
 
-    def _assigned(self, line: int, key: str, evaluator: Evaluator) -> Value | None:
+    def _assigned(self, line: int, key: str, current: int | None) -> Value | None:
         start = self.scan.enclosing_def(line)
         if start is None:
             return None  # at class level: not a method's assignment
-        current = getattr(evaluator, "segment_start", None)
         if start == current:
             # The function asking assigns it too: its own walk knows what it assigned on each
             # path; another call's assignment would be a guess.

@@ -66,6 +66,13 @@ class Origin:
     #: For an unknown value that is a parameter of the function analysed: its name (summaries
     #: of which parameters reach a copy read it).
     parameter: str = ""
+    #: For an object of a class the project defines (still of unknown kind: no tensor we know):
+    #: the class, the file defining it ("" this one), and the fields its construction filled
+    #: (a dataclass's or NamedTuple's arguments). Its other attributes are what the class's
+    #: methods assign to ``self.<attr>``.
+    class_name: str = ""
+    class_file: str = ""
+    fields: tuple[tuple[str, Value], ...] = ()
 
 
 Value = frozenset[Origin]
@@ -108,6 +115,27 @@ def pageable(
 def parameter(node: cst.CSTNode, name: str) -> Value:
     """A parameter's value: unknown, but named (for summaries of what a function copies)."""
     return frozenset({Origin(Kind.UNKNOWN, node, what=f"parameter `{name}`", parameter=name)})
+
+
+def instance(node: cst.CSTNode, class_name: str, class_file: str, fields: dict[str, Value]) -> Value:
+    """A new object of a project class. Parameters of the constructing function stored in its
+    fields become plain unknowns: the object may outlive the call, and a caller's summary must
+    not mistake them for its own parameters."""
+    kept = tuple(
+        (name, frozenset(UNKNOWN_ORIGIN if o.parameter else o for o in value)) for name, value in fields.items()
+    )
+    return frozenset(
+        {
+            Origin(
+                Kind.UNKNOWN,
+                node,
+                what=f"a `{class_name}` object",
+                class_name=class_name,
+                class_file=class_file,
+                fields=kept,
+            )
+        }
+    )
 
 
 def is_vector_host(value: Value) -> bool:

@@ -85,38 +85,41 @@ def importers(
 
     run_paths = {os.path.abspath(r.path) for r in results}
     targets = [r for r in results if _builds_tensors(r)]
+    if not targets:
+        return []
+    names = frozenset(e for e in exclude if not any(c in e for c in "*?[/"))
+    others: list[str] = []
+    for top in _import_bases(root, targets):
+        for directory, dirs, files in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if not _skip_dir(d, names))
+            others.extend(
+                path
+                for path in (os.path.join(directory, n) for n in sorted(files) if n.endswith(".py"))
+                if path not in run_paths
+            )
+            if len(others) > _MAX_FILES:
+                break  # a bound: a huge tree is not walked whole for one file's run
+    if not others:
+        return []  # the run holds every file that could import the targets
     # A file calling a target's function spells its name (``f(``, ``mod.f(``, ``import f as g``).
     functions = sorted(set().union(*(_functions(r.path) for r in targets)))
     if not functions:
         return []
     mention = re.compile(rb"\b(?:" + b"|".join(re.escape(s.encode()) for s in functions) + rb")\b")
-    names = frozenset(e for e in exclude if not any(c in e for c in "*?[/"))
     found: list[FileResult] = []
     todo: list[Path] = []
-    count = 0
-    for top in _import_bases(root, targets):
-        for directory, dirs, files in os.walk(top):
-            dirs[:] = sorted(d for d in dirs if not _skip_dir(d, names))
-            for name in sorted(files):
-                if not name.endswith(".py"):
-                    continue
-                count += 1
-                if count > _MAX_FILES:
-                    break  # a bound: a huge tree is not walked whole for one file's run
-                path = os.path.join(directory, name)
-                if path in run_paths:
-                    continue
-                hit = cache.lookup(Path(path)) if cache is not None else None
-                if hit is not None:
-                    if hit.analysis is not None and hit.analysis.foreign:
-                        found.append(hit)
-                    continue
-                try:
-                    data = read_regular(path, MAX_SOURCE_BYTES)
-                except OSError:
-                    continue
-                if b"non_blocking" in data and mention.search(data):
-                    todo.append(Path(path))
+    for path in others[:_MAX_FILES]:
+        hit = cache.lookup(Path(path)) if cache is not None else None
+        if hit is not None:
+            if hit.analysis is not None and hit.analysis.foreign:
+                found.append(hit)
+            continue
+        try:
+            data = read_regular(path, MAX_SOURCE_BYTES)
+        except OSError:
+            continue
+        if b"non_blocking" in data and mention.search(data):
+            todo.append(Path(path))
     if todo:
         fresh = runner.run(todo, settings, jobs=jobs, cache=cache)
         found.extend(r for r in fresh if r.analysis is not None and r.analysis.foreign)

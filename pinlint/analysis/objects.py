@@ -1,0 +1,142 @@
+"""Objects of the project's classes: what ``Batch(ids=t, lens=u)`` holds, and what
+``meta.offsets`` is after ``meta = Meta(n)`` (what ``Meta``'s methods assign to ``self.offsets``).
+
+A construction of a class defined in this file, or imported from another project file, makes an
+object value (of unknown kind: it is no tensor). A dataclass or NamedTuple also records the
+arguments its fields receive. Reading an attribute of such an object gives that field's value,
+else what the class's methods assign to it; anything else is unknown. Bail-outs, each unknown:
+a class defined twice or rebound, ``*args``/``**kwargs`` (which field gets what is not visible),
+positional arguments of a dataclass with bases (inherited fields come first), and a field that
+a method also assigns (``__post_init__`` may replace it).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from pinlint.analysis.values import Value, instance
+
+if TYPE_CHECKING:
+    from pinlint.analysis.classes import ClassRange
+    from pinlint.analysis.expressions import Evaluator
+    from pinlint.analysis.file_text import FileText
+    from pinlint.analysis.summaries import FileSummaries
+
+_DATACLASS = re.compile(r"^[ \t]*@(?:dataclasses\.)?dataclass\b")
+_FIELD = re.compile(r"^([ \t]*)([A-Za-z_]\w*)[ \t]*:(?!=)([^=\n]*)")
+_NOT_FIELD = re.compile(r"^[ \t]*(?:def|class|async|@|return|if|for|while|with|try)\b")
+
+
+def construct(summaries: FileSummaries, evaluator: Evaluator, call: cst.Call) -> Value | None:
+    """The object ``call`` makes when it calls a project class, else None."""
+    func = call.func
+    if isinstance(func, cst.Name) and func.value in evaluator.env:
+        return None  # a local named like a class
+    found = _class(summaries, func)
+    if found is None:
+        return None
+    owner, cls = found
+    fields: dict[str, Value] = {}
+    declared = _declared_fields(owner, cls)
+    if declared is not None and not any(arg.star for arg in call.args):
+        positional = [a for a in call.args if a.keyword is None]
+        inherits = any(b not in ("NamedTuple", "object") for b in cls.bases)
+        if positional and (inherits or len(positional) > len(declared)):
+            declared = None  # inherited fields come first, or a mismatch: which is which is unknown
+        else:
+            for name, arg in zip(declared, positional):
+                fields[name] = evaluator.value_of(arg.value)
+            for arg in call.args:
+                if arg.keyword is not None and arg.keyword.value in declared:
+                    fields[arg.keyword.value] = evaluator.value_of(arg.value)
+        # A field a method assigns too (`__post_init__`) may not hold what was passed.
+        fields = {n: v for n, v in fields.items() if not owner.scan.assigns_in(cls, n)}
+    return instance(call, cls.name, owner.path or "", fields)
+
+
+def attribute(summaries: FileSummaries, base: Value, attr: str) -> Value | None:
+    """``attr`` of ``base`` when every path gives a project object: the field its construction
+    filled, else what its class's methods assign to ``self.<attr>``; None (unknown) otherwise."""
+    if not base or not all(o.class_name for o in base):
+        return None
+    values: list[Value] = []
+    for origin in base:
+        fields = dict(origin.fields)
+        if attr in fields:
+            values.append(fields[attr])
+            continue
+        owner = _summaries_of(summaries, origin.class_file)
+        value = owner.class_attribute(origin.class_name, attr) if owner is not None else None
+        if value is None:
+            return None
+        values.append(value)
+    return frozenset().union(*values)
+
+
+def _summaries_of(summaries: FileSummaries, path: str) -> FileSummaries | None:
+    if path == (summaries.path or ""):
+        return summaries
+    if summaries.project is None:
+        return None  # another file's object, seen from a file that follows no imports
+    foreign = summaries.project.file(path)
+    return foreign.summaries if foreign is not None else None
+
+
+def _class(summaries: FileSummaries, func: cst.BaseExpression) -> tuple[FileSummaries, ClassRange] | None:
+    """The class ``func`` names: one top-level class of this file, or of the project file it is
+    imported from."""
+    if isinstance(func, cst.Name):
+        own = _top_level_class(summaries.scan, func.value)
+        if own is not None:
+            return summaries, own
+        if summaries.scan.defs(func.value) or summaries.project is None:
+            return None
+    elif not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)) or summaries.project is None:
+        return None
+    target = summaries.project.target(summaries.names, func)
+    if target is None:
+        return None
+    path, name, _hops = target
+    foreign = summaries.project.file(path)
+    if foreign is None or path == summaries.path:
+        return None
+    cls = _top_level_class(foreign.file.scan, name)
+    return (foreign.summaries, cls) if cls is not None else None
+
+
+def _top_level_class(scan: FileText, name: str) -> ClassRange | None:
+    found = scan.top_level_classes(name)
+    if len(found) != 1 or any(not indented for _, indented in scan.defs(name)) or scan.rebound(name):
+        return None  # not a class here, defined twice, also a function, or rebound
+    return found[0]
+
+
+def _declared_fields(summaries: FileSummaries, cls: ClassRange) -> list[str] | None:
+    """The fields of a dataclass or NamedTuple, in order; None for another class."""
+    lines = summaries.lines
+    decorated = False
+    row = cls.start - 1
+    while row >= 0 and lines[row].lstrip().startswith("@"):
+        decorated = decorated or _DATACLASS.match(lines[row]) is not None
+        row -= 1
+    if not decorated and "NamedTuple" not in cls.bases:
+        return None
+    fields: list[str] = []
+    body_indent: str | None = None
+    for row in range(cls.start + 1, cls.end):
+        line = lines[row]
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        if body_indent is None:
+            body_indent = indent
+        if indent != body_indent or _NOT_FIELD.match(line):
+            continue  # inside a method, or not a declaration
+        match = _FIELD.match(line)
+        if match is not None and "ClassVar" not in match.group(3):
+            fields.append(match.group(2))
+    return fields
