@@ -106,6 +106,36 @@ def test_sarif_and_the_full_output_name_the_other_file(project: Path) -> None:
     assert "note: the non_blocking copy is at pkg/serve.py:13:5" in full
 
 
+def test_sarif_code_flows_follow_the_tensor_across_files(project: Path) -> None:
+    import jsonschema
+
+    from tests.report.test_report_formats import SARIF_SCHEMA
+
+    os.chdir(project)
+    sarif = json.loads(CliRunner().invoke(main, ["check", ".", "--no-cache", "--output-format", "sarif"]).output)
+    schema = json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    validator.validate(sarif)
+    flows = {}
+    for result in sarif["runs"][0]["results"]:
+        where = result["locations"][0]["physicalLocation"]
+        key = (where["artifactLocation"]["uri"], where["region"]["startLine"])
+        steps = result.get("codeFlows", [{"threadFlows": [{"locations": []}]}])[0]["threadFlows"][0]["locations"]
+        flows[key] = [
+            (
+                s["location"]["physicalLocation"]["artifactLocation"]["uri"],
+                s["location"]["physicalLocation"]["region"]["startLine"],
+            )
+            for s in steps
+        ]
+    # Built in the helper, copied by the caller.
+    assert flows[("pkg/helpers.py", 7)] == [("pkg/helpers.py", 7), ("pkg/serve.py", 13)]
+    # Built by the caller, handed to the helper, copied there.
+    assert flows[("pkg/serve.py", 27)] == [("pkg/serve.py", 27), ("pkg/serve.py", 28), ("pkg/helpers.py", 27)]
+    # Built and copied on one line: no flow to show.
+    assert flows[("pkg/serve.py", 37)] == []
+
+
 def test_a_changed_callee_invalidates_the_callers_cached_result(project: Path) -> None:
     before = {(f[0], f[1]) for f in _summary(_check(project, ".", cache=True), project)}
     assert ("pkg/serve.py", 27) in before

@@ -196,6 +196,8 @@ def build(
                 }
                 for i, r in enumerate(diag.related)
             ]
+            if len(diag.related) > 1 or any(r.path is not None for r in diag.related):
+                result["codeFlows"] = [_code_flow(diag, artifact, ctx)]
         if diag.fix is not None and diag.fix.edits:
             result["fixes"] = [_fix(diag.fix, artifact)]
         if diag.profile is not None:
@@ -218,6 +220,31 @@ def build(
                 "results": results,
             }
         ],
+    }
+
+
+def _code_flow(diag: Diagnostic, artifact: dict[str, Any], ctx: ReportContext) -> dict[str, Any]:
+    """The tensor's way when it crosses functions or files: built, handed over, copied."""
+    steps = [(artifact, diag.location, diag.end_location, "the pageable tensor is built here")]
+    handed = [r for r in diag.related if r.message != "the non_blocking copy"]
+    copies = [r for r in diag.related if r.message == "the non_blocking copy"]
+    for r in [*handed, *copies]:
+        where = _artifact_location(r.path, ctx) if r.path is not None else artifact
+        steps.append((where, r.location, r.end_location, r.message))
+    return {
+        "threadFlows": [
+            {
+                "locations": [
+                    {
+                        "location": {
+                            "physicalLocation": {"artifactLocation": where, "region": _region(start, end)},
+                            "message": {"text": message},
+                        }
+                    }
+                    for where, start, end, message in steps
+                ]
+            }
+        ]
     }
 
 
