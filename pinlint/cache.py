@@ -30,11 +30,11 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from pinlint import __version__, datacodec
+from pinlint import __version__, datacodec, source
 from pinlint.atomic_write import replace_atomically
 from pinlint.core.results import EMPTY, AnalysisSettings, FileResult
 from pinlint.core.text import digest
-from pinlint.safeio import read_regular
+from pinlint.safeio import MAX_SOURCE_BYTES, read_regular
 
 _MAGIC = b"PINLINT-CACHE-2\n"
 _FORMAT = "pinlint-cache-2"
@@ -239,8 +239,7 @@ class Cache:
         return True
 
     def _digest_now(self, path: str) -> str:
-        from pinlint.analysis.project_modules import current_digest
-
+        """What the analysis recorded for ``path`` (``ModuleFiles.consulted``), as it is now."""
         if self._by_abs is None:
             self._by_abs = {os.path.abspath(k): v for k, v in self.entries.items()}
         entry = self._by_abs.get(path)
@@ -251,7 +250,15 @@ class Cache:
                 return ""
             if info.st_size == entry.size and info.st_mtime_ns == entry.mtime_ns:
                 return entry.digest  # the result cache knows it unchanged: no second read
-        return current_digest(path)
+        try:
+            data = read_regular(path, MAX_SOURCE_BYTES)
+        except OSError:
+            return ""  # absent or unreadable, as the analysis records it
+        try:
+            source.decode(data)
+        except source.DecodeError:
+            return ""
+        return digest(data)
 
     def store(self, result: FileResult) -> None:
         if result.error is None and result.analysis is not None:

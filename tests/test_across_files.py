@@ -240,3 +240,18 @@ def test_the_cross_file_fix_safety_programs_are_flagged(tmp_path: Path) -> None:
         found = _check(root, *program.lint_paths, "--unsafe-fixes")
         assert {(os.path.relpath(d["filename"], root), d["location"]["row"]) for d in found} == expected[program.id]
         assert all(d["fix"] is None or d["fix"]["applicability"] != "safe" for d in found), program.id
+
+
+def test_a_warm_run_checks_dependencies_without_libcst(project: Path, tmp_path: Path) -> None:
+    """Validating a cached result against the files it read is a stat or a hash, not a parse."""
+    cache = tmp_path / "cache"
+    base = [sys.executable, "-m", "pinlint", "check", "--cache-dir", str(cache), "--exit-zero", "-q"]
+    subprocess.run([*base, "."], cwd=project, check=True, capture_output=True)
+    code = (
+        "import sys; from pinlint.__main__ import main\n"
+        f"sys.argv = ['pinlint', 'check', '--cache-dir', {str(cache)!r}, '--exit-zero', '-q', 'pkg/serve.py']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('libcst' in sys.modules)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True, check=True)
+    assert proc.stdout.strip().splitlines()[-1] == "False", proc.stdout + proc.stderr

@@ -171,16 +171,3 @@ def _shared_read(path: str) -> SourceFile | None:
         _READ.clear()
     _READ[path] = (info.st_size, info.st_mtime_ns, got)
     return got
-
-
-def current_digest(path: str) -> str:
-    """What ``ModuleFiles.consulted`` would record for ``path`` now."""
-    try:
-        data = read_regular(path, MAX_SOURCE_BYTES)
-    except (OSError, UnsafeFile):
-        return ""
-    try:
-        source.decode(data)
-    except source.DecodeError:
-        return ""
-    return digest(data)
