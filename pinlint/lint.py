@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from pinlint import noqa, torch_api
 from pinlint.analysis.names import FileNames, scan_names
+from pinlint.analysis.source_tokens import SourceTokens
 from pinlint.analysis.triage import (
     WHOLE_FILE,
     Segment,
@@ -26,11 +27,11 @@ from pinlint.core.results import EMPTY, AnalysisSettings, FileAnalysis, Finding
 from pinlint.core.text import split_lines
 from pinlint.fix.helper_facts import helper_facts
 from pinlint.fix.module_facts import mentions_idiom  # noqa: F401 - the runner asks lint, not the fixer
+from pinlint.lint_project import foreign_findings, path_of, project_summaries
 from pinlint.rules import RuleSet, select
 
 if TYPE_CHECKING:
-    from pinlint.analysis.project_modules import SourceFile
-    from pinlint.analysis.project_summaries import ForeignFile, ProjectSummaries
+    from pinlint.analysis.project_summaries import ProjectSummaries
 
 _HELPER_BYTES = torch_api.PIN_HELPER_NAME.encode()
 
@@ -128,7 +129,7 @@ def analyze_text(
     fast_sites: list[tuple[object, int]] = []
     if fast_rule is not None and segments != [WHOLE_FILE]:
         slow_starts = {segment.start for segment in segments}
-        tokens = _SourceTokens(names)
+        tokens = SourceTokens(names)
         factories = (
             "tensor(",
             "asarray(",
@@ -155,7 +156,7 @@ def analyze_text(
     # Imported here so that runs where triage finds nothing never pay libcst's import.
     from pinlint.analysis.parse import parse
 
-    source_token = _SourceTokens(names)
+    source_token = SourceTokens(names)
     parsed: list[tuple[object, Segment, str]] = []
     whole_file = segments == [WHOLE_FILE]
     for segment in [] if whole_file else segments:
@@ -188,7 +189,7 @@ def analyze_text(
 
     deadline = time.monotonic() + FILE_TIME_LIMIT
     try:
-        project = _project_summaries(path, settings, names, rules, deadline, overlay) if cross_file else None
+        project = project_summaries(path, settings, names, rules, deadline, overlay) if cross_file else None
         result.findings.extend(_findings(parsed, names, lines, rules, deadline, result, project))
     except BudgetExceeded:
         # A watchdog, not a budget: report the file as skipped rather than hang the run.
@@ -274,10 +275,6 @@ def _findings(
     return findings
 
 
-def path_of(project: ProjectSummaries | None) -> str | None:
-    return project.modules.path if project is not None else None
-
-
 def _rule_findings(  # type: ignore[no-untyped-def]
     done,
     summaries,
@@ -321,7 +318,7 @@ def _rule_findings(  # type: ignore[no-untyped-def]
             if owner is not None:
                 # Built in another file (an imported helper's result): the finding is that
                 # file's, with that file's positions and noqa comments.
-                _foreign_findings(event, owner, interpreter, summaries, project, home, rules, result)
+                foreign_findings(event, owner, interpreter, summaries, project, home, rules, result)
                 continue
             for rule in rules.rules:
                 if type(event) in rule.listens_to:
@@ -330,152 +327,6 @@ def _rule_findings(  # type: ignore[no-untyped-def]
                         findings.append(finding)
     return findings
 
-
-def _foreign_findings(  # type: ignore[no-untyped-def]
-    event, owner: ForeignFile, interpreter, summaries, project, home, rules: RuleSet, result: FileAnalysis
-) -> None:
-    from pinlint.analysis.positions import CompositePositions
-    from pinlint.core.results import ForeignFinding
-    from pinlint.rules.base import RuleContext
-
-    other = owner.summaries
-    birth = project.parsed_of(owner, event.origin.node)
-
-    def others():  # type: ignore[no-untyped-def]
-        own = [summaries.positions_for(p) for p in summaries.all_parsed()]
-        foreign = [f.summaries.positions_for(p) for f in project.parsed_files() for p in f.summaries.all_parsed()]
-        return own + [p for p in foreign if p is not other.positions_for(birth)]
-
-    positions = CompositePositions(other.positions_for(birth), others)
-    ctx = RuleContext(birth.module, positions, interpreter, summaries, project, home)
-    for rule in rules.rules:
-        if type(event) in rule.listens_to:
-            finding = rule.check(event, ctx)
-            if finding is None:
-                continue
-            # Only that file's comments suppress it: the copy's rows are another file's.
-            finding = replace(finding, sink_rows=finding.statement_rows)
-            codes = noqa.codes_on_rows(owner.file.lines, [finding.statement_rows])
-            if codes:
-                finding = replace(finding, noqa_codes=codes)
-            result.foreign.append(ForeignFinding(owner.file.path, owner.file.digest, finding))
-
-
-def _project_summaries(  # type: ignore[no-untyped-def]
-    path: str | None,
-    settings: AnalysisSettings,
-    names: FileNames,
-    rules: RuleSet,
-    deadline: float,
-    overlay: dict[str, str] | None,
-) -> ProjectSummaries | None:
-    """The other files of the project, read only when a call into one of them is met."""
-    from pinlint.analysis.budget import SCOPE_STEP_BUDGET
-    from pinlint.analysis.interpreter import Interpreter
-    from pinlint.analysis.project_modules import ModuleFiles
-    from pinlint.analysis.project_summaries import ProjectSummaries
-    from pinlint.analysis.summaries import FileSummaries
-
-    assert path is not None and settings.project_root is not None
-
-    def make_summaries(file: SourceFile) -> FileSummaries:
-        # The file's names are shared (see project_modules): this run's taught functions go on a copy.
-        file_names = replace(file.names, pinned_functions=names.pinned_functions, host_functions=names.host_functions)
-
-        def make(scope, sink, summaries):  # type: ignore[no-untyped-def]
-            return Interpreter(
-                file_names, scope, sink, budget=SCOPE_STEP_BUDGET, deadline=deadline, summaries=summaries
-            )
-
-        summaries = FileSummaries(file_names, file.lines, rules.listened, make, scan=file.scan, parses=file.parses)
-        summaries.path = file.path
-        return summaries
-
-    tokens: dict[int, _SourceTokens] = {}
-
-    def wants(file_names: FileNames, file_text: str, function_text: str) -> bool:
-        if "non_blocking" in function_text:
-            return True  # it may copy a parameter
-        if "return" not in function_text:
-            return False  # it returns None: nothing a caller copies
-        found = tokens.get(id(file_names))
-        if found is None:
-            found = tokens[id(file_names)] = _SourceTokens(file_names)
-        # It builds a tensor itself. (One that only returns what a helper of its own file built
-        # is not followed: the cost of parsing every such function is not worth the rare find.)
-        return found.search(function_text)
-
-    return ProjectSummaries(ModuleFiles(settings.project_root, path, overlay), make_summaries, wants)
-
-
-#: Every way a host tensor can be born: a function without one of these tokens cannot hold a
-#: finding, so it is not parsed.
-_SOURCE_NAMES = sorted(
-    torch_api.PINNABLE_FACTORIES
-    | torch_api.PINNABLE_LIKE_FACTORIES
-    | torch_api.PINNABLE_NEW_METHODS
-    | torch_api.UNPINNABLE_DATA_FACTORIES
-    | torch_api.MEMORY_SHARING_FACTORIES
-    | torch_api.TO_HOST_METHODS
-)
-
-
-class _SourceTokens:
-    """``name(`` substrings (fast ``in`` tests, no regex): a function without any of them holds no
-    host-tensor construction. ``torch.zeros (3)``, with a space, is not seen: a style no formatter
-    produces."""
-
-    def __init__(self, names: FileNames) -> None:
-        extra = [n.rsplit(".", 1)[-1] for n in (*names.torch_functions, *names.host_functions)]
-        self.needles = [f"{name}(" for name in (*_SOURCE_NAMES, *extra)] + ['"cpu', "'cpu"]
-        self._file_has_source: bool | None = None
-        #: One regex for "calls a function defined in this file" (not one `in` test per name).
-        self._calls_defined: re.Pattern[str] | None = None
-        self._names = names
-        self._calls_imported: re.Pattern[str] | bool | None = None
-
-    def search(self, text: str) -> bool:
-        return any(needle in text for needle in self.needles)
-
-    def calls_imported(self, segment: str) -> bool:
-        """The segment calls a name imported from elsewhere (``f(`` or ``mod.f(``): the
-        project's other files may answer what it returns."""
-        if self._calls_imported is None:
-            imported = sorted(
-                {
-                    *self._names.from_imports,
-                    *(n for n, m in self._names.modules.items() if m.split(".", 1)[0] not in _LIBRARY_ROOTS),
-                }
-                - set(self._names.torch_modules)
-                - set(self._names.torch_functions)
-            )
-            if not imported:
-                self._calls_imported = False
-            else:
-                self._calls_imported = re.compile(
-                    r"(?<![\w.])(?:" + "|".join(map(re.escape, imported)) + r")[ \t]*[.(]"
-                )
-        return self._calls_imported is not False and self._calls_imported.search(segment) is not None
-
-    def may_receive(self, segment: str, text: str) -> bool:
-        """The segment may copy a tensor made elsewhere in the file: the file makes host tensors
-        somewhere, and the segment reads ``self.`` attributes or calls a function defined here."""
-        if self._file_has_source is None:
-            self._file_has_source = self.search(text)
-            defined = sorted(set(_DEF_NAME.findall(text)))
-            if defined:
-                self._calls_defined = re.compile(r"\b(?:" + "|".join(map(re.escape, defined)) + r")\(")
-        if not self._file_has_source:
-            return False
-        if "self." in segment:
-            return True
-        return self._calls_defined is not None and self._calls_defined.search(segment) is not None
-
-
-#: Top-level modules whose functions are never the project's: not followed.
-_LIBRARY_ROOTS = frozenset({"torch", "numpy", "np", "os", "sys", "math", "re", "typing", "functools", "itertools"})
-
-_DEF_NAME = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 
 _MAX_NESTING = 200
 _BRACKET = re.compile(r"[()\[\]{}\n]")

@@ -255,3 +255,27 @@ def test_a_warm_run_checks_dependencies_without_libcst(project: Path, tmp_path: 
     )
     proc = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True, check=True)
     assert proc.stdout.strip().splitlines()[-1] == "False", proc.stdout + proc.stderr
+
+
+def test_stdin_with_a_filename_sees_the_importers_copies(project: Path) -> None:
+    """An editor sends its buffer: the importers' findings land in that text, not the disk's."""
+    os.chdir(project)
+    buffer = "\n\n" + (project / "pkg" / "helpers.py").read_text()  # two lines added above
+    result = CliRunner().invoke(
+        main,
+        ["check", "-", "--stdin-filename", "pkg/helpers.py", "--no-cache", "--output-format", "concise"],
+        input=buffer,
+    )
+    rows = sorted(int(line.split(":")[1]) for line in result.output.splitlines() if ": PIN001" in line)
+    assert rows == [9, 13], result.output  # make_ids and make_on, two rows down
+
+
+def test_a_module_linked_from_outside_the_project_is_not_read(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    _tree(outside, {"helpers.py": "import torch\n\ndef make():\n    return torch.zeros(3)\n"})
+    root = tmp_path / "proj"
+    _tree(root, {"pyproject.toml": "", "prog.py": "from helpers import make\n"})
+    (root / "helpers.py").symlink_to(outside / "helpers.py")
+    files = ModuleFiles(str(root), str(root / "prog.py"))
+    assert files.module_file(0, "helpers") is None
+    assert files.consulted[str(root / "helpers.py")] == ""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from dataclasses import dataclass, field
 
 from pinlint import torch_api
@@ -173,6 +174,22 @@ def _record_import(node: ast.stmt, names: FileNames) -> None:
             _from_import(names, alias.asname or alias.name, (node.level, node.module or "", alias.name))
             if alias.name == torch_api.PIN_HELPER_NAME:
                 names.helper_bindings[alias.asname or alias.name] = "." * node.level + (node.module or "")
+
+
+#: Top-level modules that are never the project's: calls into them are not followed.
+LIBRARY_ROOTS = frozenset(sys.stdlib_module_names) | {"torch", "numpy", "triton", "typing_extensions"}
+
+
+def project_imports(names: FileNames) -> set[str]:
+    """The local names this file imports from modules that may be the project's (relative
+    imports, and absolute ones outside the standard library and torch's own stack)."""
+    local = {
+        name
+        for name, (level, module, _) in names.from_imports.items()
+        if level or module.split(".", 1)[0] not in LIBRARY_ROOTS
+    }
+    local |= {name for name, module in names.modules.items() if module.split(".", 1)[0] not in LIBRARY_ROOTS}
+    return local - names.torch_modules - set(names.torch_functions)
 
 
 #: A local name imported from two different places (``try: from a import f`` / ``except: from b

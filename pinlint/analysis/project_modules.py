@@ -16,7 +16,7 @@ from pinlint import source
 from pinlint.analysis.file_text import FileText
 from pinlint.analysis.names import FileNames, scan_names
 from pinlint.core.text import digest, split_lines
-from pinlint.safeio import MAX_SOURCE_BYTES, UnsafeFile, lexically_within, read_regular
+from pinlint.safeio import MAX_SOURCE_BYTES, UnsafeFile, lexically_within, read_regular, within
 
 
 @dataclass
@@ -132,7 +132,9 @@ class ModuleFiles:
     def _exists(self, path: str) -> bool:
         if path in self.overlay:
             return True
-        found = os.path.isfile(path)
+        # A link out of the project (a committed symlink to a file elsewhere) is not the
+        # project's code and is never read, as discovery never checks it.
+        found = os.path.isfile(path) and self.root is not None and within(path, self.root)
         if not found:
             self.consulted.setdefault(path, "")
         return found

@@ -12,13 +12,12 @@ rebound in the file, defined twice) is unknown. A function that cannot make or c
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from pinlint.analysis.names import AMBIGUOUS_IMPORT, FileNames
+from pinlint.analysis.names import AMBIGUOUS_IMPORT, FileNames, project_imports
 from pinlint.analysis.project_modules import ModuleFiles, SourceFile
 
 if TYPE_CHECKING:
@@ -146,7 +145,7 @@ class ProjectSummaries:
         parameters non_blocking (``upload``, ``helpers.upload``): their callers here pass the
         tensor that is copied."""
         spellings: set[str] = set()
-        local = _project_locals(names)
+        local = project_imports(names)
         if not local:
             return spellings
         for first, second in set(_CALLED.findall(text)):
@@ -231,20 +230,6 @@ class ProjectSummaries:
 
     def parsed_files(self) -> list[ForeignFile]:
         return [f for f in self.files.values() if f is not None and f.started and f.summaries.all_parsed()]
-
-
-#: Top-level modules that are never the project's (its imports are not followed).
-_LIBRARIES = frozenset(sys.stdlib_module_names) | {"torch", "numpy", "triton", "typing_extensions"}
-
-
-def _project_locals(names: FileNames) -> set[str]:
-    """The names this file imports from modules that may be the project's."""
-    local = {n for n, (level, module, _) in names.from_imports.items() if level or _root(module) not in _LIBRARIES}
-    return local | {n for n, module in names.modules.items() if _root(module) not in _LIBRARIES}
-
-
-def _root(module: str) -> str:
-    return module.split(".", 1)[0]
 
 
 #: ``f(`` or ``mod.f(`` (not ``x.mod.f(``), as calls are spelled.

@@ -380,13 +380,20 @@ def check_stdin(text: str, filename: Path, config: Config, options: CheckOptions
     if result.analysis.syntax_error is not None:
         run.diagnostics.append(syntax_error(filename, text, result.analysis.syntax_error))
         return run
+    sources: list[str] = []
+    if root is not None:
+        # What the project's files that import this one find in it (this text, not the disk's).
+        exclude = [*config.exclude, *config.extend_exclude]
+        sources = foreign_findings.importer_paths(root, filename, text, exclude)
+        if sources:
+            result.analysis = foreign_findings.received(result.analysis, filename, text, sources, settings)
     _note_budget(run, str(filename), result.analysis)
     builder = DiagnosticBuilder(
         config, options, lambda: _project(config, options, find_root(config.root, config.path, [filename]))
     )
     diagnostics = builder.diagnostics(filename, result.analysis, text)
     if (options.fix or options.diff) and any(d.fix for d in diagnostics):
-        new_text, diagnostics, applied = _fix(text, filename, diagnostics, settings, builder, options, run)
+        new_text, diagnostics, applied = _fix(text, filename, diagnostics, settings, builder, options, run, sources)
         run.fixed.extend(applied)
         if options.diff and applied:
             run.diffs[str(filename)] = unified_diff(text, new_text, _display(filename))

@@ -79,36 +79,23 @@ def importers(
 ) -> list[FileResult]:
     """The results of the project files outside the run that report into a file of the run
     (cached ones from the result cache; the others analysed now). Only files that mention a
-    run file's module name and ``non_blocking`` are analysed: no other file can."""
+    function of a run file and ``non_blocking`` are analysed: no other file can."""
+
     from pinlint import runner
-    from pinlint.fix.project import _MAX_FILES, _skip_dir
 
     run_paths = {os.path.abspath(r.path) for r in results}
     targets = [r for r in results if _builds_tensors(r)]
     if not targets:
         return []
-    names = frozenset(e for e in exclude if not any(c in e for c in "*?[/"))
-    others: list[str] = []
-    for top in _import_bases(root, targets):
-        for directory, dirs, files in os.walk(top):
-            dirs[:] = sorted(d for d in dirs if not _skip_dir(d, names))
-            others.extend(
-                path
-                for path in (os.path.join(directory, n) for n in sorted(files) if n.endswith(".py"))
-                if path not in run_paths
-            )
-            if len(others) > _MAX_FILES:
-                break  # a bound: a huge tree is not walked whole for one file's run
+    others = _project_files(root, [r.path for r in targets], run_paths, exclude)
     if not others:
         return []  # the run holds every file that could import the targets
-    # A file calling a target's function spells its name (``f(``, ``mod.f(``, ``import f as g``).
-    functions = sorted(set().union(*(_functions(r.path) for r in targets)))
-    if not functions:
+    mention = _mention(set().union(*(_functions(_read(r.path)) for r in targets)))
+    if mention is None:
         return []
-    mention = re.compile(rb"\b(?:" + b"|".join(re.escape(s.encode()) for s in functions) + rb")\b")
     found: list[FileResult] = []
     todo: list[Path] = []
-    for path in others[:_MAX_FILES]:
+    for path in others:
         hit = cache.lookup(Path(path)) if cache is not None else None
         if hit is not None:
             if hit.analysis is not None and hit.analysis.foreign:
@@ -126,13 +113,63 @@ def importers(
     return found
 
 
-def _import_bases(root: Path, targets: list[FileResult]) -> list[str]:
+def importer_paths(root: Path, path: Path, text: str, exclude: list[str]) -> list[str]:
+    """The project files that may report into ``path`` when its content is ``text`` (stdin with
+    ``--stdin-filename``, whose buffer may differ from the file on disk)."""
+    data = text.encode("utf-8")
+    if not (b"torch" in data and b"return" in data):
+        return []
+    mention = _mention(_functions(data))
+    if mention is None:
+        return []
+    found = []
+    for other in _project_files(root, [str(path)], {os.path.abspath(path)}, exclude):
+        got = _read(other)
+        if b"non_blocking" in got and mention.search(got):
+            found.append(other)
+    return found
+
+
+def _project_files(root: Path, targets: list[str], run_paths: set[str], exclude: list[str]) -> list[str]:
+    """The ``.py`` files outside the run that can import the targets (bounded)."""
+    from pinlint.fix.project import _MAX_FILES, _skip_dir
+
+    names = frozenset(e for e in exclude if not any(c in e for c in "*?[/"))
+    others: list[str] = []
+    for top in _import_bases(root, targets):
+        for directory, dirs, files in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if not _skip_dir(d, names))
+            others.extend(
+                path
+                for path in (os.path.join(directory, n) for n in sorted(files) if n.endswith(".py"))
+                if path not in run_paths
+            )
+            if len(others) > _MAX_FILES:
+                return others[:_MAX_FILES]  # a bound: a huge tree is not walked whole for one file
+    return others
+
+
+def _mention(functions: set[str]) -> re.Pattern[bytes] | None:
+    """A file calling one of ``functions`` spells its name (``f(``, ``mod.f(``, ``import f as g``)."""
+    if not functions:
+        return None
+    return re.compile(rb"\b(?:" + b"|".join(re.escape(s.encode()) for s in sorted(functions)) + rb")\b")
+
+
+def _read(path: str) -> bytes:
+    try:
+        return read_regular(path, MAX_SOURCE_BYTES)
+    except OSError:
+        return b""
+
+
+def _import_bases(root: Path, targets: list[str]) -> list[str]:
     """Where the files that can import the targets are: below the directory above each
     target's top package (an import resolves from there), or the whole project when that is
     the project root or its ``src/``."""
     tops: set[str] = set()
     for target in targets:
-        directory = os.path.dirname(os.path.abspath(target.path))
+        directory = os.path.dirname(os.path.abspath(target))
         while os.path.isfile(os.path.join(directory, "__init__.py")) and directory != str(root):
             directory = os.path.dirname(directory)
         if directory in (str(root), os.path.join(str(root), "src")) or not directory.startswith(str(root)):
@@ -143,15 +180,11 @@ def _import_bases(root: Path, targets: list[FileResult]) -> list[str]:
     return [t for i, t in enumerate(ordered) if not any(t.startswith(o + os.sep) for o in ordered[:i])]
 
 
-_TOP_LEVEL_DEF = re.compile(rb"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+_TOP_LEVEL_DEF = re.compile(rb"^(?:(?:async[ \t]+)?def|class)[ \t]+(\w+)", re.M)
 
 
-def _functions(path: str) -> set[str]:
-    """The module-level functions of a file (what another file can import and call)."""
-    try:
-        data = read_regular(path, MAX_SOURCE_BYTES)
-    except OSError:
-        return set()
+def _functions(data: bytes) -> set[str]:
+    """The module-level functions and classes of a file (what another file can import and call)."""
     return {m.decode("ascii", "replace") for m in _TOP_LEVEL_DEF.findall(data)}
 
 

@@ -1,0 +1,69 @@
+"""Which functions could hold a finding, by their text: the ``name(`` of every host-tensor
+construction, and whether a function reads what another function (of the file, or imported)
+may have built."""
+
+from __future__ import annotations
+
+import re
+
+from pinlint import torch_api
+from pinlint.analysis.names import FileNames, project_imports
+
+#: Every way a host tensor can be born: a function without one of these tokens cannot hold a
+#: finding, so it is not parsed.
+_SOURCE_NAMES = sorted(
+    torch_api.PINNABLE_FACTORIES
+    | torch_api.PINNABLE_LIKE_FACTORIES
+    | torch_api.PINNABLE_NEW_METHODS
+    | torch_api.UNPINNABLE_DATA_FACTORIES
+    | torch_api.MEMORY_SHARING_FACTORIES
+    | torch_api.TO_HOST_METHODS
+)
+
+
+class SourceTokens:
+    """``name(`` substrings (fast ``in`` tests, no regex): a function without any of them holds no
+    host-tensor construction. ``torch.zeros (3)``, with a space, is not seen: a style no formatter
+    produces."""
+
+    def __init__(self, names: FileNames) -> None:
+        extra = [n.rsplit(".", 1)[-1] for n in (*names.torch_functions, *names.host_functions)]
+        self.needles = [f"{name}(" for name in (*_SOURCE_NAMES, *extra)] + ['"cpu', "'cpu"]
+        self._file_has_source: bool | None = None
+        #: One regex for "calls a function defined in this file" (not one `in` test per name).
+        self._calls_defined: re.Pattern[str] | None = None
+        self._names = names
+        self._calls_imported: re.Pattern[str] | bool | None = None
+
+    def search(self, text: str) -> bool:
+        return any(needle in text for needle in self.needles)
+
+    def calls_imported(self, segment: str) -> bool:
+        """The segment calls a name imported from elsewhere (``f(`` or ``mod.f(``): the
+        project's other files may answer what it returns."""
+        if self._calls_imported is None:
+            imported = sorted(project_imports(self._names))
+            if not imported:
+                self._calls_imported = False
+            else:
+                self._calls_imported = re.compile(
+                    r"(?<![\w.])(?:" + "|".join(map(re.escape, imported)) + r")[ \t]*[.(]"
+                )
+        return self._calls_imported is not False and self._calls_imported.search(segment) is not None
+
+    def may_receive(self, segment: str, text: str) -> bool:
+        """The segment may copy a tensor made elsewhere in the file: the file makes host tensors
+        somewhere, and the segment reads ``self.`` attributes or calls a function defined here."""
+        if self._file_has_source is None:
+            self._file_has_source = self.search(text)
+            defined = sorted(set(_DEF_NAME.findall(text)))
+            if defined:
+                self._calls_defined = re.compile(r"\b(?:" + "|".join(map(re.escape, defined)) + r")\(")
+        if not self._file_has_source:
+            return False
+        if "self." in segment:
+            return True
+        return self._calls_defined is not None and self._calls_defined.search(segment) is not None
+
+
+_DEF_NAME = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
