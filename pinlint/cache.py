@@ -288,7 +288,7 @@ def _encode_entries(entries: dict[str, FileResult], settings_key: str) -> dict[s
     for path, r in entries.items():
         # Most files hold nothing: `null` stands for the shared empty analysis.
         analysis = None if r.analysis is EMPTY else datacodec.encode(r.analysis)
-        out[path] = [r.size, r.mtime_ns, r.digest, r.triaged_in, analysis, r.builds_tensors]
+        out[path] = [r.size, r.mtime_ns, r.digest, r.triaged_in, analysis]
     return {"format": _FORMAT, "pinlint": __version__, "settings": settings_key, "entries": out}
 
 
@@ -305,15 +305,14 @@ def _decode_entries(data: Any, settings_key: str) -> dict[str, FileResult]:
         raise datacodec.ShapeError("entries")
     out: dict[str, FileResult] = {}
     for path, item in entries.items():
-        if type(item) is not list or len(item) != 6:
+        if type(item) is not list or len(item) != 5:
             raise datacodec.ShapeError("entry")
-        size, mtime_ns, file_digest, triaged_in, analysis, builds_tensors = item
+        size, mtime_ns, file_digest, triaged_in, analysis = item
         if (
             type(size) is not int
             or type(mtime_ns) is not int
             or type(file_digest) is not str
             or type(triaged_in) is not bool
-            or type(builds_tensors) is not bool
         ):
             raise datacodec.ShapeError("entry")
         decoded = EMPTY if analysis is None else datacodec.decode(_ANALYSIS_TYPE, analysis)
@@ -326,6 +325,5 @@ def _decode_entries(data: Any, settings_key: str) -> dict[str, FileResult]:
             mtime_ns=mtime_ns,
             digest=file_digest,
             triaged_in=triaged_in,
-            builds_tensors=builds_tensors,
         )
     return out

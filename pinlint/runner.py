@@ -34,7 +34,6 @@ def analyze_bytes(path: str, data: bytes, settings: AnalysisSettings, need_diges
     result = FileResult(
         path=path, analysis=None, size=len(data), digest=digest(data) if need_digest or triggered else ""
     )
-    result.builds_tensors = lint.may_build_tensors(data)
     if not triggered and not wants_helper and not teaches_idiom:
         result.analysis = EMPTY  # most files: nothing to analyze (shared, never mutated)
         return result
@@ -179,7 +178,7 @@ def _process_guarded(path: str, settings: AnalysisSettings, need_digest: bool) -
     return _process(path, settings, need_digest, got)
 
 
-Compact = tuple[str, int, int, str, bool]
+Compact = tuple[str, int, int, str]
 
 
 def _process_chunk(args: tuple[list[str], AnalysisSettings, bool]) -> list[FileResult | Compact]:
@@ -190,7 +189,7 @@ def _process_chunk(args: tuple[list[str], AnalysisSettings, bool]) -> list[FileR
     for path in paths:
         result = _process(path, settings, need_digest)
         if result.analysis is EMPTY and result.error is None:
-            out.append((result.path, result.size, result.mtime_ns, result.digest, result.builds_tensors))
+            out.append((result.path, result.size, result.mtime_ns, result.digest))
         else:
             out.append(result)
     return out
@@ -199,10 +198,8 @@ def _process_chunk(args: tuple[list[str], AnalysisSettings, bool]) -> list[FileR
 def _expand(item: FileResult | Compact) -> FileResult:
     if isinstance(item, FileResult):
         return item
-    path, size, mtime_ns, file_digest, builds_tensors = item
-    return FileResult(
-        path=path, analysis=EMPTY, size=size, mtime_ns=mtime_ns, digest=file_digest, builds_tensors=builds_tensors
-    )
+    path, size, mtime_ns, file_digest = item
+    return FileResult(path=path, analysis=EMPTY, size=size, mtime_ns=mtime_ns, digest=file_digest)
 
 
 def _exit_with_parent() -> None:

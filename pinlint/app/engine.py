@@ -207,7 +207,8 @@ def run_check(
     if root is not None and not _covers(requested, root):
         # Part of the project: the files outside the run that import from it may report here.
         exclude = [*config.exclude, *config.extend_exclude]
-        outside = foreign_findings.importers(root, results, settings, exclude, cache, options.jobs)
+        covered = [os.path.abspath(p) for p in requested or [] if os.path.isdir(p)]
+        outside = foreign_findings.importers(root, results, settings, exclude, cache, options.jobs, covered)
     received_from = foreign_findings.route(results, outside)
     run.timings.add("other files", time.perf_counter() - started)
     started = time.perf_counter()

@@ -76,21 +76,23 @@ def importers(
     exclude: list[str],
     cache: Cache | None,
     jobs: int | None,
+    covered: list[str] = (),  # type: ignore[assignment]
 ) -> list[FileResult]:
     """The results of the project files outside the run that report into a file of the run
     (cached ones from the result cache; the others analysed now). Only files that mention a
-    function of a run file and ``non_blocking`` are analysed: no other file can."""
-
-    from pinlint import runner
+    function of a run file and ``non_blocking`` are analysed: no other file can. ``covered``:
+    directories the run holds whole (their files are not looked for again)."""
+    from pinlint import lint, runner
 
     run_paths = {os.path.abspath(r.path) for r in results}
-    targets = [r for r in results if _builds_tensors(r)]
-    if not targets:
-        return []
-    others = _project_files(root, [r.path for r in targets], run_paths, exclude)
+    readable = [r for r in results if r.error is None and r.analysis is not None]
+    others = _project_files(root, [r.path for r in readable], run_paths, exclude, covered)
     if not others:
-        return []  # the run holds every file that could import the targets
-    mention = _mention(set().union(*(_functions(_read(r.path)) for r in targets)))
+        return []  # the run holds every file that could import its files
+    # Read again here (only a run on part of the project asks): which files of the run may build
+    # a host tensor another file's copy receives, and the names they define.
+    texts = [_read(r.path) for r in readable]
+    mention = _mention(set().union(*(_functions(data) for data in texts if lint.may_build_tensors(data))))
     if mention is None:
         return []
     found: list[FileResult] = []
@@ -130,13 +132,21 @@ def importer_paths(root: Path, path: Path, text: str, exclude: list[str]) -> lis
     return found
 
 
-def _project_files(root: Path, targets: list[str], run_paths: set[str], exclude: list[str]) -> list[str]:
+def _project_files(
+    root: Path,
+    targets: list[str],
+    run_paths: set[str],
+    exclude: list[str],
+    covered: list[str] = (),  # type: ignore[assignment]
+) -> list[str]:
     """The ``.py`` files outside the run that can import the targets (bounded)."""
     from pinlint.fix.project import _MAX_FILES, _skip_dir
 
     names = frozenset(e for e in exclude if not any(c in e for c in "*?[/"))
     others: list[str] = []
     for top in _import_bases(root, targets):
+        if any(top == c or top.startswith(c.rstrip(os.sep) + os.sep) for c in covered):
+            continue  # the run holds that directory whole
         for directory, dirs, files in os.walk(top):
             dirs[:] = sorted(d for d in dirs if not _skip_dir(d, names))
             others.extend(
@@ -168,10 +178,15 @@ def _import_bases(root: Path, targets: list[str]) -> list[str]:
     target's top package (an import resolves from there), or the whole project when that is
     the project root or its ``src/``."""
     tops: set[str] = set()
+    base_of: dict[str, str] = {}  # a file's directory -> the directory above its top package
     for target in targets:
-        directory = os.path.dirname(os.path.abspath(target))
-        while os.path.isfile(os.path.join(directory, "__init__.py")) and directory != str(root):
-            directory = os.path.dirname(directory)
+        start = os.path.dirname(os.path.abspath(target))
+        if start not in base_of:
+            directory = start
+            while os.path.isfile(os.path.join(directory, "__init__.py")) and directory != str(root):
+                directory = os.path.dirname(directory)
+            base_of[start] = directory
+        directory = base_of[start]
         if directory in (str(root), os.path.join(str(root), "src")) or not directory.startswith(str(root)):
             return [str(root)]
         tops.add(directory)
@@ -186,10 +201,6 @@ _TOP_LEVEL_DEF = re.compile(rb"^(?:(?:async[ \t]+)?def|class)[ \t]+(\w+)", re.M)
 def _functions(data: bytes) -> set[str]:
     """The module-level functions and classes of a file (what another file can import and call)."""
     return {m.decode("ascii", "replace") for m in _TOP_LEVEL_DEF.findall(data)}
-
-
-def _builds_tensors(result: FileResult) -> bool:
-    return result.error is None and result.analysis is not None and result.builds_tensors
 
 
 def received(

@@ -178,9 +178,6 @@ class FileResult:
     mtime_ns: int = 0
     digest: str = ""
     triaged_in: bool = False
-    #: It may build a host tensor in a function another file calls (a torch import and a
-    #: construction): other files' analyses may report findings in it.
-    builds_tensors: bool = False
 
 
 @dataclass
