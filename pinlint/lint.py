@@ -62,14 +62,16 @@ def teaches_helper(data: bytes) -> bool:
     return _HELPER_BYTES in data
 
 
-def with_project_facts(analysis: FileAnalysis, text: str, path: str, root: str | None) -> FileAnalysis:
+def with_project_facts(
+    analysis: FileAnalysis, text: str, path: str, root: str | None, tree: object | None = None
+) -> FileAnalysis:
     """``analysis`` with the file's module facts (computed with ``ast`` where the file was read,
     so that the project's idiom costs no second read or parse in the parent)."""
     from pathlib import Path
 
     from pinlint.fix.project import facts_of_text
 
-    got = facts_of_text(text, Path(path), Path(root) if root is not None else None)
+    got = facts_of_text(text, Path(path), Path(root) if root is not None else None, tree)  # type: ignore[arg-type]
     if got is None:
         return analysis
     if analysis is EMPTY:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from pinlint import lint, source
 from pinlint.core.results import EMPTY, AnalysisSettings, FileAnalysis, FileResult, Timings
-from pinlint.core.syntax import compile_error
+from pinlint.core.syntax import checked
 from pinlint.core.text import digest
 from pinlint.safeio import MAX_SOURCE_BYTES, UnsafeFile, nonblocking_opener, read_fd
 
@@ -56,12 +56,13 @@ def analyze_bytes(path: str, data: bytes, settings: AnalysisSettings, need_diges
         result.analysis = lint.file_facts(decoded.text, decoded.newline)
     else:
         result.analysis = EMPTY
+    tree = None
     if result.analysis is not None and result.analysis.findings:
         # Only the functions that could hold a finding were parsed: a file with findings is
         # compiled whole, so that a syntax error elsewhere in it is reported too.
-        result.analysis.compile_error = compile_error(decoded.text, path)
+        tree, result.analysis.compile_error = checked(decoded.text, path)
     if teaches_idiom and result.analysis is not None:
-        result.analysis = lint.with_project_facts(result.analysis, decoded.text, path, settings.project_root)
+        result.analysis = lint.with_project_facts(result.analysis, decoded.text, path, settings.project_root, tree)
     return result
 
 

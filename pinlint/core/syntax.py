@@ -22,8 +22,14 @@ URL = "https://github.com/pinlint/torch-pinlint/blob/main/docs/syntax-errors.md"
 def cpython_location(text: str, filename: str) -> tuple[Location, Location, str] | None:
     """Where CPython reports the file's first syntax error, or None when CPython parses it
     (libcst lags behind the newest grammar, or pinlint declined a too deeply nested file)."""
+    return parsed_or_error(text, filename)[1]
+
+
+def parsed_or_error(text: str, filename: str) -> tuple[ast.Module | None, tuple[Location, Location, str] | None]:
+    """CPython's tree of the file, or where it reports the first syntax error (one parse for
+    both: a file with findings that also teaches the project's idiom needs the two)."""
     try:
-        compile(text, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        return compile(text, filename, "exec", ast.PyCF_ONLY_AST, dont_inherit=True), None
     except SyntaxError as exc:
         row = exc.lineno or 1
         # CPython's offset is 1-based and counted in characters (as pinlint's columns are).
@@ -35,19 +41,18 @@ def cpython_location(text: str, filename: str) -> tuple[Location, Location, str]
                 row,
                 column + 1,
             )  # one character, so that every format shows a span
-        return Location(row, column), Location(end_row, end_column), f"SyntaxError: {exc.msg}"
+        return None, (Location(row, column), Location(end_row, end_column), f"SyntaxError: {exc.msg}")
     except (ValueError, RecursionError, MemoryError, OverflowError):
-        return None  # e.g. null bytes: the fallback (pinlint's own parse error) is reported
-    return None
+        return None, None  # e.g. null bytes: the fallback (pinlint's own parse error) is reported
 
 
-def compile_error(text: str, filename: str) -> tuple[int, int, int, int, str] | None:
-    """``cpython_location`` as plain data (a worker computes it; the result is cached)."""
-    located = cpython_location(text, filename)
+def checked(text: str, filename: str) -> tuple[ast.Module | None, tuple[int, int, int, int, str] | None]:
+    """``parsed_or_error`` with the error as plain data (a worker computes it; it is cached)."""
+    tree, located = parsed_or_error(text, filename)
     if located is None:
-        return None
+        return tree, None
     start, end, message = located
-    return start.row, start.column, end.row, end.column, message
+    return None, (start.row, start.column, end.row, end.column, message)
 
 
 def syntax_error_diagnostic(filename: str, text: str | None, fallback: tuple[int, int, str]) -> Diagnostic:

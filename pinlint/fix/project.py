@@ -209,11 +209,15 @@ class Project:
         return None
 
 
-def facts_of_text(text: str, path: Path, root: Path | None) -> tuple[ModuleFacts, str | None] | None:
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+def facts_of_text(
+    text: str, path: Path, root: Path | None, tree: ast.Module | None = None
+) -> tuple[ModuleFacts, str | None] | None:
+    """``tree``: the file's ``ast``, when the caller has parsed it already."""
+    if tree is None:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
     module, is_package = module_name(path, root)
     return module_facts(tree, module, is_package, text), module
 
