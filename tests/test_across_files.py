@@ -210,10 +210,11 @@ def test_modules_resolve_absolute_relative_and_src_layouts(tmp_path: Path) -> No
     assert files.module_file(1, "") == str(tmp_path / "src/app/core/__init__.py")
     # A package wins over a module of the same name, as in Python.
     assert files.module_file(0, "app.pkgmod") == str(tmp_path / "src/app/pkgmod/__init__.py")
-    assert files.module_file(0, "torch") is None  # not a project file
+    assert files.module_file(0, "torch") is None  # not a project file (and nothing recorded for it)
+    assert str(tmp_path / "src/torch.py") not in files.consulted
     assert files.module_file(9, "x") is None  # climbing out of the project
-    # What was looked for and not found is recorded: a file created there changes the answer.
-    assert files.consulted[str(tmp_path / "src/torch.py")] == ""
+    # Where a found module was looked for first is recorded: a file created there would win.
+    assert files.consulted[str(tmp_path / "src/app/util/__init__.py")] == ""  # a package would win
 
 
 def test_no_project_root_means_no_other_file_is_read(tmp_path: Path) -> None:
@@ -278,4 +279,3 @@ def test_a_module_linked_from_outside_the_project_is_not_read(tmp_path: Path) ->
     (root / "helpers.py").symlink_to(outside / "helpers.py")
     files = ModuleFiles(str(root), str(root / "prog.py"))
     assert files.module_file(0, "helpers") is None
-    assert files.consulted[str(root / "helpers.py")] == ""

@@ -99,13 +99,19 @@ class ModuleFiles:
             if not parts:
                 return None
             bases = self._absolute_bases()
+        absent: list[str] = []
         for base in bases:
-            found = self._in_base(base, parts)
+            found = self._in_base(base, parts, absent)
             if found is not None:
+                # The places looked at first matter: a file created there would be imported
+                # instead. (For a module found nowhere, a library's, none is recorded: the
+                # project would have to grow a module of that name.)
+                for path in absent:
+                    self.consulted.setdefault(path, "")
                 return found
         return None
 
-    def _in_base(self, base: str, parts: list[str]) -> str | None:
+    def _in_base(self, base: str, parts: list[str], absent: list[str]) -> str | None:
         stem = os.path.join(base, *parts) if parts else base
         # A package directory wins over a module of the same name, as in Python's import system.
         candidates = [os.path.join(stem, "__init__.py")] + ([stem + ".py"] if parts else [])
@@ -115,6 +121,7 @@ class ModuleFiles:
                 return None  # `from ....x import f` climbing out of the project
             if self._exists(candidate):
                 return candidate
+            absent.append(candidate)
         return None
 
     def _absolute_bases(self) -> list[str]:
@@ -134,10 +141,7 @@ class ModuleFiles:
             return True
         # A link out of the project (a committed symlink to a file elsewhere) is not the
         # project's code and is never read, as discovery never checks it.
-        found = os.path.isfile(path) and self.root is not None and within(path, self.root)
-        if not found:
-            self.consulted.setdefault(path, "")
-        return found
+        return os.path.isfile(path) and self.root is not None and within(path, self.root)
 
     # ------------------------------------------------------------------ reading
     def read(self, path: str) -> SourceFile | None:
