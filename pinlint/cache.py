@@ -240,9 +240,8 @@ class Cache:
 
     def _digest_now(self, path: str) -> str:
         """What the analysis recorded for ``path`` (``ModuleFiles.consulted``), as it is now."""
-        if self._by_abs is None:
-            self._by_abs = {os.path.abspath(k): v for k, v in self.entries.items()}
-        entry = self._by_abs.get(path)
+        # The run names its files relative to where it runs; dependencies are absolute.
+        entry = self.entries.get(path) or self.entries.get(os.path.relpath(path))
         if entry is not None and entry.digest:
             try:
                 info = os.stat(path)

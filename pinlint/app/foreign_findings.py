@@ -26,15 +26,22 @@ def route(results: list[FileResult], outside: list[FileResult] = ()) -> dict[str
     """Give the foreign findings (of ``results`` and of ``outside``, files not in the run) to
     their files, replacing those results; returns, for each file that received some, the files
     whose analyses found them."""
+    finders = sorted(
+        (r for r in [*results, *outside] if r.analysis is not None and r.analysis.foreign), key=lambda r: r.path
+    )
+    if not finders:
+        return {}
+    wanted = {f.path for r in finders for f in r.analysis.foreign}  # type: ignore[union-attr]
+    names = tuple({os.path.basename(p) for p in wanted})
     by_path: dict[str, int] = {}
     for i, result in enumerate(results):
-        if result.analysis is not None and result.error is None:
+        # The name's end first (a string test): most files of a run receive nothing.
+        if result.path.endswith(names) and result.analysis is not None and result.error is None:
             by_path[os.path.abspath(result.path)] = i
     incoming: dict[int, list[ForeignFinding]] = {}
     sources: dict[int, list[str]] = {}
-    for result in sorted([*results, *outside], key=lambda r: r.path):
-        if result.analysis is None or not result.analysis.foreign:
-            continue
+    for result in finders:
+        assert result.analysis is not None
         for foreign in result.analysis.foreign:
             index = by_path.get(foreign.path)
             if index is None:
@@ -143,6 +150,14 @@ def _project_files(
     from pinlint.fix.project import _MAX_FILES, _skip_dir
 
     names = frozenset(e for e in exclude if not any(c in e for c in "*?[/"))
+    # Below a directory the run holds whole that is no package, a file's imports resolve from
+    # inside it: their importers are in the run. (Below a package they may resolve from above.)
+    whole = [c for c in covered if not os.path.isfile(os.path.join(c, "__init__.py"))]
+    if whole:
+        # As the run spells its paths (relative to where it runs, or absolute): a string test.
+        spelled = {os.path.normpath(w) for w in whole} | {os.path.relpath(w) for w in whole}
+        prefixes = tuple(s.rstrip(os.sep) + os.sep for s in spelled if s != ".")
+        targets = [t for t in targets if not t.startswith(prefixes)] if prefixes else targets
     others: list[str] = []
     for top in _import_bases(root, targets):
         if any(top == c or top.startswith(c.rstrip(os.sep) + os.sep) for c in covered):
