@@ -371,6 +371,8 @@ class Evaluator:
                 and method not in torch_semantics.TENSOR_METHODS
             ):
                 return self._summarised(call)
+            if self.summaries is not None and objects.is_object(receiver):
+                return self._summarised(call)  # a method of an object of a project class
             if (
                 self.summaries is not None
                 and self.summaries.project is not None

@@ -76,6 +76,31 @@ def attribute(summaries: FileSummaries, base: Value, attr: str) -> Value | None:
     return frozenset().union(*values)
 
 
+def is_object(value: Value) -> bool:
+    """Every path gives an object of a project class."""
+    return bool(value) and all(o.class_name for o in value)
+
+
+def method(summaries: FileSummaries, base: Value, name: str) -> tuple[FileSummaries, int] | None:
+    """The summaries and 0-based def line of method ``name`` of ``base``'s class: one class on
+    every path, and one def of that name in its family (its bases and subclasses of that file);
+    else None (an override elsewhere, or a method it inherits from outside, is not followed)."""
+    classes = {(o.class_name, o.class_file) for o in base}
+    if len(classes) != 1:
+        return None
+    ((class_name, class_file),) = classes
+    owner = _summaries_of(summaries, class_file)
+    if owner is None:
+        return None
+    family = owner.scan.family(class_name)
+    if family is None:
+        return None
+    starts = [
+        line for line, indented in owner.scan.defs(name) if indented and any(c.start < line < c.end for c in family)
+    ]
+    return (owner, starts[0]) if len(starts) == 1 else None
+
+
 def _summaries_of(summaries: FileSummaries, path: str) -> FileSummaries | None:
     if path == (summaries.path or ""):
         return summaries

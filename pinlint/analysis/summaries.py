@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from pinlint.analysis import objects
 from pinlint.analysis.classes import _method_classes
 from pinlint.analysis.events import EventSink
 from pinlint.analysis.file_text import FileText
@@ -256,6 +257,17 @@ class FileSummaries:
         """The function of this file that ``call`` calls: a nested def, ``self.m`` of the class,
         or a module-level ``f``; None when not exactly one is found."""
         func = call.func
+        if isinstance(func, cst.Attribute) and objects.is_object(evaluator.value_of(func.value)):
+            # `pool.alloc(...)` on an object of a project class: that class's method.
+            found = objects.method(self, evaluator.value_of(func.value), func.attr.value)
+            if found is None:
+                return None
+            owner, start = found
+            parsed = self.parsed_in(owner, start)
+            if parsed is None:
+                return None
+            top = next((s for s in parsed.module.body if isinstance(s, cst.FunctionDef)), None)
+            return (parsed, top) if top is not None else None
         if isinstance(func, cst.Name):
             local = evaluator.local_functions.get(func.value)
             if local is not None:
@@ -296,17 +308,23 @@ class FileSummaries:
         if found is None:
             return None
         foreign, start = found
-        other = foreign.summaries
-        saved = other.depth
-        other.depth = max(saved, self.depth + 1)  # the depth bound spans files
-        try:
-            parsed = other.parsed(start)
-        finally:
-            other.depth = saved
+        parsed = self.parsed_in(foreign.summaries, start)
         if parsed is None:
             return None
         top = next((s for s in parsed.module.body if isinstance(s, cst.FunctionDef)), None)
         return (parsed, top) if top is not None else None
+
+    def parsed_in(self, owner: FileSummaries, start: int) -> Parsed | None:
+        """The function at ``start`` of ``owner`` (this file's summaries or another file's),
+        one level deeper than this request."""
+        if owner is self:
+            return self._deeper(start)
+        saved = owner.depth
+        owner.depth = max(saved, self.depth + 1)  # the depth bound spans files
+        try:
+            return owner.parsed(start)
+        finally:
+            owner.depth = saved
 
     def _interpreter_of(
         self, parsed: Parsed | None, function: cst.FunctionDef, evaluator: Evaluator
