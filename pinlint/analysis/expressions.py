@@ -397,7 +397,9 @@ class Evaluator:
             return PYDATA
         library = self.names.library_source(func)
         if library is not None:
-            return pageable(call, pinnable=False, what=f"{library}(...)")
+            if not _loads_on_host(library, call):
+                return UNKNOWN  # loaded onto a device, or one chosen at run time
+            return pageable(call, pinnable=False, what=f"`{library}(...)`")
         if self.summaries is not None and isinstance(func, cst.Name):
             made = objects.construct(self.summaries, self, call)
             if made is not None:
@@ -432,3 +434,21 @@ class Evaluator:
 def _module_name(names: FileNames, local: str) -> bool:
     """``local`` is bound by an import (``import pkg.mod as local``, ``from pkg import local``)."""
     return local in names.modules or local in names.from_imports
+
+
+def _loads_on_host(library: str, call: cst.Call) -> bool:
+    """A known host-returning library call whose device argument, if it takes one, is absent
+    or the literal ``"cpu"``."""
+    where = torch_api.HOST_LIBRARY_DEVICE_ARGUMENT.get(library)
+    if where is None:
+        return True
+    position, keyword = where
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in call.args):
+        return False  # `**kwargs` may hold the device
+    device = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == keyword), None)
+    if device is None and len(positional) > position:
+        device = positional[position].value
+    if device is None:
+        return True  # the default: the CPU
+    return isinstance(device, cst.SimpleString) and device.evaluated_value == "cpu"

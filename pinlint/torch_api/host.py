@@ -84,6 +84,10 @@ FUNCTIONAL_DATA_FIRST: frozenset[str] = frozenset({"pad"})
 #: Library functions outside torch that return host tensors in pageable memory (or a dict of
 #: them): their results cannot be pinned where they are made. Dotted names as imported.
 HOST_LIBRARY_FUNCTIONS: frozenset[str] = frozenset({"safetensors.torch.load_file", "safetensors.torch.load"})
+#: Those that take the device to load onto: (position, keyword). Their result is a host tensor
+#: only when that argument is absent or the literal ``"cpu"`` (``load_file(path, device="cuda")``
+#: loads onto the GPU).
+HOST_LIBRARY_DEVICE_ARGUMENT: dict[str, tuple[int, str]] = {"safetensors.torch.load_file": (1, "device")}
 
 #: Tensor methods that return a *new* tensor on the same device, never pinned.
 #: Casts (``.float()``, ``.type(...)``): a new tensor of another dtype, or the tensor itself.
