@@ -44,8 +44,10 @@ def construct(summaries: FileSummaries, evaluator: Evaluator, call: cst.Call) ->
     if declared is not None and not any(arg.star for arg in call.args):
         positional = [a for a in call.args if a.keyword is None]
         inherits = any(b not in ("NamedTuple", "object") for b in cls.bases)
-        if positional and (inherits or len(positional) > len(declared)):
-            declared = None  # inherited fields come first, or a mismatch: which is which is unknown
+        if positional and (inherits or len(positional) > len(declared) or not _positional_in_order(owner, cls)):
+            # Inherited fields come first, a field is left out of `__init__` (`init=False`) or
+            # keyword-only, or a mismatch: which argument is which field is unknown.
+            declared = None
         else:
             for name, arg in zip(declared, positional):
                 fields[name] = evaluator.value_of(arg.value)
@@ -137,6 +139,13 @@ def _top_level_class(scan: FileText, name: str) -> ClassRange | None:
     if len(found) != 1 or any(not indented for _, indented in scan.defs(name)) or scan.rebound(name):
         return None  # not a class here, defined twice, also a function, or rebound
     return found[0]
+
+
+def _positional_in_order(summaries: FileSummaries, cls: ClassRange) -> bool:
+    """The dataclass's ``__init__`` takes its fields in declaration order, all of them."""
+    header = "".join(summaries.lines[max(0, cls.start - 3) : cls.start + 1])
+    body = "".join(summaries.lines[cls.start + 1 : cls.end])
+    return "kw_only" not in header and "init=False" not in body and "KW_ONLY" not in body
 
 
 def _declared_fields(summaries: FileSummaries, cls: ClassRange) -> list[str] | None:
