@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from pinlint import torch_api
 from pinlint.analysis import objects
 from pinlint.analysis.classes import _method_classes
 from pinlint.analysis.events import EventSink
@@ -45,6 +46,8 @@ class Parsed:
     source: str
     interpreters: list[Interpreter]
     positions: Positions | None = None
+    #: The lines of the file it was cut from (decorators above its `def` are not in it).
+    file_lines: list[str] | None = None
 
 
 class FileSummaries:
@@ -166,7 +169,7 @@ class FileSummaries:
                     interpreters.append(interpreter)
         finally:
             self._running.discard(start)
-        parsed = Parsed(module, segment, source, interpreters)
+        parsed = Parsed(module, segment, source, interpreters, file_lines=self.lines)
         self._parsed[start] = parsed
         return parsed
 
@@ -254,6 +257,18 @@ class FileSummaries:
             self.depth -= 1
 
     def _function(self, evaluator: Evaluator, call: cst.Call) -> tuple[Parsed | None, cst.FunctionDef] | None:
+        found = self._find_function(evaluator, call)
+        if found is None:
+            return None
+        parsed, function = found
+        # A decorator may replace what it returns (`@wrap` pinning the result): a parsed segment
+        # starts at its `def`, so the decorators above it are read from the text.
+        lines = parsed.file_lines if parsed is not None else None
+        if not transparent(function) or (parsed is not None and not transparent_text(lines, parsed.segment.start)):
+            return None
+        return found
+
+    def _find_function(self, evaluator: Evaluator, call: cst.Call) -> tuple[Parsed | None, cst.FunctionDef] | None:
         """The function of this file that ``call`` calls: a nested def, ``self.m`` of the class,
         or a module-level ``f``; None when not exactly one is found."""
         func = call.func
@@ -383,6 +398,41 @@ class FileSummaries:
         if parsed.positions is None:
             parsed.positions = Positions(parsed.module, parsed.segment, self.lines, parsed.source)
         return parsed.positions
+
+
+def transparent(function: cst.FunctionDef) -> bool:
+    """Every decorator of ``function`` leaves what it returns as the body returns it (a cache,
+    ``staticmethod``, ``torch.no_grad()``): its summary is what calling it gives."""
+    from pinlint.analysis.scopes import dotted
+
+    for decorator in function.decorators:
+        expression = decorator.decorator
+        name = dotted(expression.func if isinstance(expression, cst.Call) else expression)
+        if name is None or name not in torch_api.TRANSPARENT_DECORATORS:
+            return False
+    return True
+
+
+def transparent_text(lines: list[str] | None, start: int) -> bool:
+    """The decorators written above the ``def`` on 0-based line ``start`` are transparent
+    ones (one line each); anything else above it that is not code of its own is not."""
+    if lines is None:
+        return True
+    row = start - 1
+    while row >= 0:
+        text = lines[row].strip()
+        if text.startswith("#"):
+            row -= 1
+            continue  # a comment between decorators, or above the def
+        if not text.startswith("@"):
+            # Not a decorator: the def is undecorated, unless this continues a decorator's
+            # arguments from lines above (`)` or `,` ending it), which cannot be read here.
+            return not text.endswith((")", ",", "(", "\\"))
+        name = text[1:].split("(", 1)[0].split("#", 1)[0].strip()
+        if name not in torch_api.TRANSPARENT_DECORATORS:
+            return False
+        row -= 1
+    return True
 
 
 def argument_for(function: cst.FunctionDef, call: cst.Call, name: str) -> cst.BaseExpression | None:

@@ -89,6 +89,26 @@ HOST_LIBRARY_FUNCTIONS: frozenset[str] = frozenset({"safetensors.torch.load_file
 #: loads onto the GPU).
 HOST_LIBRARY_DEVICE_ARGUMENT: dict[str, tuple[int, str]] = {"safetensors.torch.load_file": (1, "device")}
 
+#: Decorators (as spelled, with or without their module) that return what the decorated
+#: function returns: a call's summary sees through them. Any other decorator may replace the
+#: result (a wrapper that pins it, a context manager), so the call is unknown.
+TRANSPARENT_DECORATORS: frozenset[str] = frozenset(
+    {
+        "staticmethod",
+        "classmethod",
+        "functools.cache",
+        "functools.lru_cache",
+        "functools.wraps",
+        "cache",
+        "lru_cache",
+        "torch.no_grad",
+        "torch.inference_mode",
+        "torch.enable_grad",
+        "no_grad",
+        "inference_mode",
+    }
+)
+
 #: Tensor methods that return a *new* tensor on the same device, never pinned.
 #: Casts (``.float()``, ``.type(...)``): a new tensor of another dtype, or the tensor itself.
 CAST_METHODS: frozenset[str] = frozenset(
