@@ -231,7 +231,12 @@ class FileSummaries:
             values.append(value)
         if not values:
             return None
-        return frozenset().union(*values)
+        union = frozenset().union(*values)
+        if len(values) > 1 and {o.kind for o in union} >= {Kind.PINNED, Kind.PAGEABLE}:
+            # Pinned by one method, pageable by another (`pin()` replacing the buffer): which
+            # ran last before the copy is not visible.
+            return None
+        return union
 
     def _assigned(self, line: int, key: str, current: int | None) -> Value | None:
         start = self.scan.enclosing_def(line)
