@@ -279,3 +279,20 @@ def test_a_module_linked_from_outside_the_project_is_not_read(tmp_path: Path) ->
     (root / "helpers.py").symlink_to(outside / "helpers.py")
     files = ModuleFiles(str(root), str(root / "prog.py"))
     assert files.module_file(0, "helpers") is None
+
+
+def test_a_run_on_a_package_directory_sees_importers_outside_it(tmp_path: Path) -> None:
+    _tree(
+        tmp_path,
+        {
+            "pyproject.toml": "[tool.pinlint]\n",
+            "lib/__init__.py": "",
+            "lib/helpers.py": "import torch\n\n\ndef make(n):\n    return torch.zeros(n)\n",
+            "app.py": "from lib.helpers import make\n\n\ndef run(d):\n    return make(3).to(d, non_blocking=True)\n",
+        },
+    )
+    for paths in (["."], ["lib"], ["lib/helpers.py"]):
+        found = _check(tmp_path, *paths)
+        assert [(os.path.relpath(d["filename"], tmp_path), d["location"]["row"]) for d in found] == [
+            ("lib/helpers.py", 5)
+        ], paths

@@ -419,14 +419,16 @@ def _project(
 
 
 def _covers(requested: list[str] | None, root: Path) -> bool:
-    """A path named is a directory holding the project root: every project file is in the run."""
-    if requested is None:
+    """Every file that could import a file of the run is in the run: a path named is a directory
+    holding the project root, or every path named is a directory that is no package (imports of
+    the files below one resolve from inside it, so their importers are below it too)."""
+    if not requested:
         return False
     for raw in requested:
         path = os.path.abspath(raw)
         if os.path.isdir(path) and (str(root) == path or str(root).startswith(path.rstrip(os.sep) + os.sep)):
             return True
-    return False
+    return all(os.path.isdir(raw) and not os.path.isfile(os.path.join(raw, "__init__.py")) for raw in requested)
 
 
 def _mentions_helper(analysis: FileAnalysis) -> bool:
