@@ -48,15 +48,6 @@ def file_triggered(data: bytes, rules: RuleSet) -> bool:
     return compile_triggers(rules.triggers).file_matches(data)
 
 
-#: A file without these cannot build the host tensor another file's copy receives.
-_BUILDS = re.compile(rb"\b(?:tensor|zeros|ones|empty|full|arange|cat|stack|from_numpy|load|as_tensor)\w*[ \t]*\(")
-
-
-def may_build_tensors(data: bytes) -> bool:
-    """Whether another file's copy may receive a tensor built here (see app.foreign_findings)."""
-    return b"torch" in data and b"return" in data and _BUILDS.search(data) is not None
-
-
 def teaches_helper(data: bytes) -> bool:
     """The file mentions the pin-memory helper: its imports and calls teach the fixer."""
     return _HELPER_BYTES in data
@@ -194,8 +185,10 @@ def analyze_text(
         project = project_summaries(path, settings, names, rules, deadline, overlay) if cross_file else None
         result.findings.extend(_findings(parsed, names, lines, rules, deadline, result, project))
     except BudgetExceeded:
-        # A watchdog, not a budget: report the file as skipped rather than hang the run.
+        # A watchdog, not a budget: report the file as skipped rather than hang the run (and
+        # nothing it found in other files either).
         result.findings = []
+        result.foreign = []
         result.skipped = f"not analysed: it took longer than {FILE_TIME_LIMIT:g} s"
         return result
     return _apply_noqa(result, lines)

@@ -296,3 +296,21 @@ def test_a_run_on_a_package_directory_sees_importers_outside_it(tmp_path: Path) 
         assert [(os.path.relpath(d["filename"], tmp_path), d["location"]["row"]) for d in found] == [
             ("lib/helpers.py", 5)
         ], paths
+
+
+def test_a_one_file_run_of_a_helper_returning_a_host_copy_sees_its_importer(tmp_path: Path) -> None:
+    """Whether a file may be reported into is decided from the same construction names the
+    analysis uses (``.cpu()`` included), so a one-file run matches the whole-project run."""
+    _tree(
+        tmp_path,
+        {
+            "pyproject.toml": "[tool.pinlint]\n",
+            "lib/__init__.py": "",
+            "lib/moves.py": "import torch\n\n\ndef host(t):\n    return t.detach().cpu()\n",
+            "app.py": "from lib.moves import host\n\n\ndef run(t, d):\n    return host(t).to(d, non_blocking=True)\n",
+        },
+    )
+    whole = [(os.path.relpath(d["filename"], tmp_path), d["location"]["row"]) for d in _check(tmp_path, ".")]
+    assert whole == [("lib/moves.py", 5)]
+    alone = [(os.path.relpath(d["filename"], tmp_path), d["location"]["row"]) for d in _check(tmp_path, "lib/moves.py")]
+    assert alone == whole

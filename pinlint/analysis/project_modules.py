@@ -32,18 +32,17 @@ class SourceFile:
     _scan: FileText | None = None
     #: 0-based def line -> its parsed segment (None: it does not parse).
     parses: dict[int, object] = field(default_factory=dict)
-    _copy_free: dict[str, bool] = field(default_factory=dict)
+    _copy_free: dict[int, bool] = field(default_factory=dict)
 
-    def copy_free(self, name: str) -> bool:
-        """The file defines ``name`` once at module level, and that function has no
-        ``non_blocking`` copy (memoised: many files ask about the same helpers)."""
-        if name not in self._copy_free:
+    def copy_free(self, start: int) -> bool:
+        """The function whose ``def`` is on 0-based line ``start`` has no ``non_blocking`` copy
+        (memoised: many files ask about the same helpers)."""
+        if start not in self._copy_free:
             from pinlint.analysis.triage import segment_for, segment_text
 
-            starts = [line for line, indented in self.scan.defs(name) if not indented]
-            own = segment_text(self.lines, segment_for(self.lines, starts[0])) if len(starts) == 1 else ""
-            self._copy_free[name] = len(starts) == 1 and (own is None or "non_blocking" not in own)
-        return self._copy_free[name]
+            own = segment_text(self.lines, segment_for(self.lines, start)) if "non_blocking" in self.text else None
+            self._copy_free[start] = own is None or "non_blocking" not in own
+        return self._copy_free[start]
 
     @property
     def names(self) -> FileNames:

@@ -171,25 +171,21 @@ class ProjectSummaries:
         return spellings
 
     def _copies_parameter(self, names: FileNames, func: cst.BaseExpression) -> bool:
-        from pinlint.analysis.triage import segment_for, segment_text
-
         target = self.target(names, func)
         if target is None:
             return False
         read = self.modules.read(target[0])
         if read is None:
             return False
-        if read.copy_free(target[1]):
-            return False  # defined there, without a copy in it
+        starts = [line for line, indented in read.scan.defs(target[1]) if not indented]
+        if len(starts) == 1 and read.copy_free(starts[0]):
+            return False  # defined there, without a copy in it (checked before resolving it fully)
         found = self.function(names, func)
         if found is None:
             return False
         foreign, start = found
-        if "non_blocking" not in foreign.file.text:
-            return False  # no copy anywhere in that file
-        text = segment_text(foreign.file.lines, segment_for(foreign.file.lines, start))
-        if text is None or "non_blocking" not in text:
-            return False  # no copy in it: nothing to ask its callers about
+        if foreign.file.copy_free(start):
+            return False  # no copy in it (through a re-export: another file's function)
         parsed = foreign.summaries.parsed(start)
         if parsed is None:
             return False
@@ -211,9 +207,6 @@ class ProjectSummaries:
             found = ForeignFile(read, self._make)
         self.files[path] = found
         return found
-
-    def parsed(self, foreign: ForeignFile, start: int) -> Parsed | None:
-        return foreign.summaries.parsed(start)
 
     # ------------------------------------------------------------------ afterwards
     def owner(self, node: cst.CSTNode) -> ForeignFile | None:

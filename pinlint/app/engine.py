@@ -382,7 +382,7 @@ def check_stdin(text: str, filename: Path, config: Config, options: CheckOptions
         run.diagnostics.append(syntax_error(filename, text, result.analysis.syntax_error))
         return run
     sources: list[str] = []
-    if root is not None:
+    if root is not None and filename.name != "-":  # stdin without --stdin-filename is no project file
         # What the project's files that import this one find in it (this text, not the disk's).
         exclude = [*config.exclude, *config.extend_exclude]
         sources = foreign_findings.importer_paths(root, filename, text, exclude)

@@ -89,7 +89,8 @@ def importers(
     (cached ones from the result cache; the others analysed now). Only files that mention a
     function of a run file and ``non_blocking`` are analysed: no other file can. ``covered``:
     directories the run holds whole (their files are not looked for again)."""
-    from pinlint import lint, runner
+    from pinlint import runner
+    from pinlint.analysis.source_tokens import may_build_tensors
 
     run_paths = {os.path.abspath(r.path) for r in results}
     readable = [r for r in results if r.error is None and r.analysis is not None]
@@ -99,7 +100,7 @@ def importers(
     # Read again here (only a run on part of the project asks): which files of the run may build
     # a host tensor another file's copy receives, and the names they define.
     texts = [_read(r.path) for r in readable]
-    mention = _mention(set().union(*(_functions(data) for data in texts if lint.may_build_tensors(data))))
+    mention = _mention(set().union(*(_functions(data) for data in texts if may_build_tensors(data))))
     if mention is None:
         return []
     found: list[FileResult] = []
@@ -114,7 +115,7 @@ def importers(
             data = read_regular(path, MAX_SOURCE_BYTES)
         except OSError:
             continue
-        if b"non_blocking" in data and mention.search(data):
+        if _may_report(data, mention):
             todo.append(Path(path))
     if todo:
         fresh = runner.run(todo, settings, jobs=jobs, cache=cache)
@@ -125,16 +126,17 @@ def importers(
 def importer_paths(root: Path, path: Path, text: str, exclude: list[str]) -> list[str]:
     """The project files that may report into ``path`` when its content is ``text`` (stdin with
     ``--stdin-filename``, whose buffer may differ from the file on disk)."""
+    from pinlint.analysis.source_tokens import may_build_tensors
+
     data = text.encode("utf-8")
-    if not (b"torch" in data and b"return" in data):
+    if not may_build_tensors(data):
         return []
     mention = _mention(_functions(data))
     if mention is None:
         return []
     found = []
     for other in _project_files(root, [str(path)], {os.path.abspath(path)}, exclude):
-        got = _read(other)
-        if b"non_blocking" in got and mention.search(got):
+        if _may_report(_read(other), mention):
             found.append(other)
     return found
 
@@ -179,6 +181,11 @@ def _mention(functions: set[str]) -> re.Pattern[bytes] | None:
     if not functions:
         return None
     return re.compile(rb"\b(?:" + b"|".join(re.escape(s.encode()) for s in sorted(functions)) + rb")\b")
+
+
+def _may_report(data: bytes, mention: re.Pattern[bytes]) -> bool:
+    """A file that may report into the targets: it copies non_blocking and names one of them."""
+    return b"non_blocking" in data and mention.search(data) is not None
 
 
 def _read(path: str) -> bytes:

@@ -65,33 +65,15 @@ D2H_VIEW_BUILTINS = frozenset({"list", "tuple"})
 #: Host-tensor methods that read the data into Python. ``.numpy()`` is not one: it returns a view
 #: of the same memory (vLLM's ``async_copy_to_np`` reads it after an event), as iteration does.
 D2H_READING_METHODS = frozenset({"tolist", "item", "__bool__", "__int__", "__float__", "__index__"})
-#: Host-tensor methods that compute from the tensor's data at once: on a pending device-to-host
-#: destination, a host read (the CPU kernel reads memory the copy may not have written yet). Not
-#: among them: views, casts (``.float()`` of a float tensor is the tensor itself), writes
-#: (``.fill_()``), copies to a device (ordered after the copy on the stream), metadata.
-D2H_HOST_COMPUTING_METHODS = (NEW_TENSOR_METHODS - CAST_METHODS - {"flatten"}) | frozenset(
+#: Tensor math computed from the data (reductions, elementwise, products, in-place arithmetic):
+#: on a host tensor it reads the data; on a device tensor it launches a kernel without waiting.
+_DATA_MATH = frozenset(
     {
-        "cumprod",
-        "sort",
-        "topk",
         "sum",
         "mean",
         "prod",
-        "max",
-        "min",
-        "any",
-        "all",
         "argmax",
         "argmin",
-        "eq",
-        "ne",
-        "lt",
-        "le",
-        "gt",
-        "ge",
-        "nonzero",
-        "unique",
-        "norm",
         "softmax",
         "log_softmax",
         "exp",
@@ -107,6 +89,34 @@ D2H_HOST_COMPUTING_METHODS = (NEW_TENSOR_METHODS - CAST_METHODS - {"flatten"}) |
         "div_",
     }
 )
+#: Host-tensor methods that compute from the tensor's data at once: on a pending device-to-host
+#: destination, a host read (the CPU kernel reads memory the copy may not have written yet). Not
+#: among them: views, casts (``.float()`` of a float tensor is the tensor itself), writes
+#: (``.fill_()``), copies to a device (ordered after the copy on the stream), metadata.
+D2H_HOST_COMPUTING_METHODS = (
+    (NEW_TENSOR_METHODS - CAST_METHODS - {"flatten"})
+    | _DATA_MATH
+    | frozenset(
+        {
+            "cumprod",
+            "sort",
+            "topk",
+            "max",
+            "min",
+            "any",
+            "all",
+            "eq",
+            "ne",
+            "lt",
+            "le",
+            "gt",
+            "ge",
+            "nonzero",
+            "unique",
+            "norm",
+        }
+    )
+)
 #: ``torch.<name>()`` functions that compute from their tensor arguments' data (on the host: reads).
 D2H_HOST_COMPUTING_FUNCTIONS = COMBINING_FUNCTIONS - {"flatten"}
 #: numpy functions that copy their argument's data (``np.asarray`` makes a view: not a read).
@@ -118,31 +128,14 @@ D2H_STREAM_SIDE_METHODS = frozenset({"record", "record_stream", "record_event", 
 D2H_LAUNCH_METHODS = (
     VIEW_METHODS
     | NEW_TENSOR_METHODS
+    | _DATA_MATH
     | frozenset(
         {
-            "sum",
-            "mean",
-            "prod",
-            "argmax",
-            "argmin",
-            "softmax",
-            "log_softmax",
-            "exp",
-            "log",
-            "sqrt",
-            "pow",
-            "matmul",
-            "mm",
-            "bmm",
             "transpose",
             "permute",
             "t",
             "zero_",
             "fill_",
-            "add_",
-            "mul_",
-            "sub_",
-            "div_",
             "masked_fill_",
             "index_copy_",
             "index_fill_",
