@@ -313,7 +313,13 @@ def main(argv: list[str] | None = None) -> int:
         args.rounds, args.semgrep_rounds, args.startup_runs, args.no_write = 3, min(args.semgrep_rounds, 1), 5, True
 
     # ---- corpus
-    dirs = [d.resolve() for d in args.corpus] if args.corpus else corpus_mod.fetch(args.set)
+    if args.corpus:
+        dirs = [d.resolve() for d in args.corpus]
+    else:
+        # The set as a project of its own: the other sets' corpora beside it are not under its root.
+        fetched = corpus_mod.fetch(args.set)
+        own = corpus_mod.project(args.set, fetched)
+        dirs = [own / d.name for d in fetched]
     for d in dirs:
         if not d.is_dir():
             ap.error(f"not a directory: {d}")

@@ -208,6 +208,30 @@ def fetch(set_name: str = "bench", root: Path = DEFAULT_ROOT, quiet: bool = True
     return [fetch_one(p, root, quiet) for p in packages(set_name)]
 
 
+def project(set_name: str, dirs: list[Path], root: Path = DEFAULT_ROOT) -> Path:
+    """A project root holding just ``dirs`` (hard links, else copies), as a repository of that
+    set's code would: pinlint learns its project (helpers, importers) from everything under the
+    root, so the corpora of other sets beside them must not be part of the benchmark's project.
+    Built once; rebuilt when a corpus directory is newer than it."""
+    dest = root / ".projects" / set_name  # a dot folder: runs over the corpus root skip it
+    stamp = dest / ".complete"
+    if stamp.exists() and all(stamp.stat().st_mtime_ns >= d.stat().st_mtime_ns for d in dirs):
+        return dest
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    _write_root_files(dest)
+    for d in dirs:
+        for source in py_files([d]):
+            target = dest / d.name / source.relative_to(d)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(source, target)  # shares the page cache with the originals
+            except OSError:
+                shutil.copy2(source, target)
+    stamp.touch()
+    return dest
+
+
 def py_files(dirs: list[Path]) -> list[Path]:
     out: list[Path] = []
     for d in dirs:

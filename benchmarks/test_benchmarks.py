@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import io
 import json
+import os
 import stat
 import sys
 import tarfile
@@ -111,6 +112,32 @@ def test_fetch_one_is_cached_and_writes_root_files(tmp_path, monkeypatch):
     assert "[tool.pinlint]" in (tmp_path / "pyproject.toml").read_text()
     assert "[tool.ruff]" in (tmp_path / "pyproject.toml").read_text()
     assert (tmp_path / ".semgrepignore").exists()
+
+
+def test_project_holds_only_the_sets_sources(tmp_path):
+    a, b, other = tmp_path / "a-1.0", tmp_path / "b-2.0", tmp_path / "other-3.0"
+    for d in (a, b, other):
+        (d / "pkg").mkdir(parents=True)
+        (d / "pkg" / "m.py").write_text(f"name = {d.name!r}\n")
+    (a / "pkg" / "notes.txt").write_text("not python\n")
+    root = corpus.project("demo", [a, b], tmp_path)
+    assert root == tmp_path / ".projects" / "demo"
+    assert sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()) == [
+        ".complete",
+        ".semgrepignore",
+        "a-1.0/pkg/m.py",
+        "b-2.0/pkg/m.py",
+        "pyproject.toml",
+    ]
+    assert (root / "b-2.0" / "pkg" / "m.py").read_text() == "name = 'b-2.0'\n"
+    assert "[tool.pinlint]" in (root / "pyproject.toml").read_text()
+    # Reused while no corpus changed; rebuilt when one did.
+    (root / "a-1.0" / "pkg" / "m.py").unlink()
+    assert corpus.project("demo", [a, b], tmp_path) == root and not (root / "a-1.0" / "pkg" / "m.py").exists()
+    (a / "pkg" / "new.py").write_text("x = 1\n")
+    os.utime(a, ns=(a.stat().st_atime_ns, (root / ".complete").stat().st_mtime_ns + 1))
+    corpus.project("demo", [a, b], tmp_path)
+    assert (root / "a-1.0" / "pkg" / "m.py").exists() and (root / "a-1.0" / "pkg" / "new.py").exists()
 
 
 def test_stats_counts_files_lines_bytes(tmp_path):
