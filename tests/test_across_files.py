@@ -314,3 +314,26 @@ def test_a_one_file_run_of_a_helper_returning_a_host_copy_sees_its_importer(tmp_
     assert whole == [("lib/moves.py", 5)]
     alone = [(os.path.relpath(d["filename"], tmp_path), d["location"]["row"]) for d in _check(tmp_path, "lib/moves.py")]
     assert alone == whole
+
+
+@pytest.mark.parametrize("star", ["from lib.io import *\n", "from lib.other import *\n", ""])
+def test_a_star_import_is_no_function_name(tmp_path: Path, star: str) -> None:
+    """``from m import *`` binds no name ``*``: a ``*(`` in the caller (a product, an unpacked
+    argument) is no call of a function of that name, and the copier stays known. The copier's
+    file need not import torch to copy a tensor."""
+    _tree(
+        tmp_path,
+        {
+            "pyproject.toml": "[tool.pinlint]\n",
+            "lib/__init__.py": "",
+            "lib/io.py": "def upload(t, d):\n    return t.to(d, non_blocking=True)\n",
+            "lib/other.py": "def unrelated():\n    return 1\n",
+            "app.py": (
+                f"import torch\n{star}from lib.io import upload\n\n\n"
+                "def run(d, n):\n    staged = torch.zeros(2 * (n + 1))\n    print(*(n, d))\n    return upload(staged, d)\n\n\n"
+                "def ready(t, d):\n    return t.to(d, non_blocking=True)\n"
+            ),
+        },
+    )
+    found = [(os.path.relpath(d["filename"], tmp_path), d["location"]["row"]) for d in _check(tmp_path, ".")]
+    assert found == [("app.py", 7 if star else 6)]

@@ -54,16 +54,16 @@ class DefiniteAssignment:
 
     def __init__(self, scope: cst.FunctionDef | cst.Module, rows: Rows) -> None:
         walk = _Walk(rows)
-        if isinstance(scope, cst.FunctionDef):
+        if type(scope) is cst.FunctionDef:
             params = scope.params
             all_params = [*params.posonly_params, *params.params, *params.kwonly_params]
             for star in (params.star_arg, params.star_kwarg):
-                if isinstance(star, cst.Param):
+                if type(star) is cst.Param:
                     all_params.append(star)
             for param in all_params:
                 walk.set(param.name.value, True)
             body = scope.body
-            walk.block(list(body.body) if isinstance(body, cst.IndentedBlock) else [body])
+            walk.block(list(body.body) if type(body) is cst.IndentedBlock else [body])
         else:
             walk.block(list(scope.body))
         self._points = walk.points
@@ -166,29 +166,29 @@ class _Walk:
             self.statement(statement)
 
     def suite(self, suite: cst.BaseSuite) -> None:
-        if isinstance(suite, cst.IndentedBlock):
+        if type(suite) is cst.IndentedBlock:
             self.block(list(suite.body))
-        elif isinstance(suite, cst.SimpleStatementSuite):
+        elif type(suite) is cst.SimpleStatementSuite:
             self.block([suite])
 
     def statement(self, statement: cst.CSTNode) -> None:
-        if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        if type(statement) in (cst.SimpleStatementLine, cst.SimpleStatementSuite):
             self.reach_node(statement)  # what holds before the line, whatever it binds first
             for small in statement.body:
                 self.small(small)
-        elif isinstance(statement, cst.If):
+        elif type(statement) is cst.If:
             self._if(statement)
-        elif isinstance(statement, (cst.For, cst.While)):
+        elif type(statement) in (cst.For, cst.While):
             self._loop(statement)
-        elif isinstance(statement, (cst.Try, cst.TryStar)):
+        elif type(statement) in (cst.Try, cst.TryStar):
             self._try(statement)
-        elif isinstance(statement, cst.With):
+        elif type(statement) is cst.With:
             self._with(statement)
-        elif isinstance(statement, cst.Match):
+        elif type(statement) is cst.Match:
             self._match(statement)
         else:
             self.reach_node(statement)  # a def or class, header to end: what holds before it
-            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            if type(statement) in (cst.FunctionDef, cst.ClassDef):
                 self.add(statement.name.value)
 
     def _if(self, statement: cst.If) -> None:
@@ -197,7 +197,7 @@ class _Walk:
         self.suite(statement.body)
         taken = self.outcome(mark)
         self.undo(mark)
-        if isinstance(statement.orelse, cst.If):
+        if type(statement.orelse) is cst.If:
             self.statement(statement.orelse)
         elif statement.orelse is not None:
             self.suite(statement.orelse.body)
@@ -206,9 +206,9 @@ class _Walk:
         self.meet([taken, other])
 
     def _loop(self, statement: cst.For | cst.While) -> None:
-        self.reach_node(statement.iter if isinstance(statement, cst.For) else statement.test)
+        self.reach_node(statement.iter if type(statement) is cst.For else statement.test)
         mark = self.mark()
-        if isinstance(statement, cst.For):
+        if type(statement) is cst.For:
             self._bind(statement.target)
         self.suite(statement.body)
         self.undo(mark)
@@ -229,7 +229,7 @@ class _Walk:
             if handler.name is not None:
                 self._bind(handler.name.name)
             self.suite(handler.body)
-            if handler.name is not None and isinstance(handler.name.name, cst.Name) and self.reachable:
+            if handler.name is not None and type(handler.name.name) is cst.Name and self.reachable:
                 self.set(handler.name.name.value, False)  # Python deletes it after the handler
             outcomes.append(self.outcome(mark))
             self.undo(mark)
@@ -263,29 +263,29 @@ class _Walk:
     def small(self, small: cst.BaseSmallStatement) -> None:
         if not self.reachable:
             return  # nothing after a return counts until a merge with a live path
-        if isinstance(small, (cst.Return, cst.Raise, cst.Continue, cst.Break)):
+        if type(small) in (cst.Return, cst.Raise, cst.Continue, cst.Break):
             self.unreachable()  # this path does not reach the next statement
-        elif isinstance(small, cst.Assign):
+        elif type(small) is cst.Assign:
             self._walrus(small.value)
             for target in small.targets:
                 self._bind(target.target)
-        elif isinstance(small, cst.AnnAssign):
+        elif type(small) is cst.AnnAssign:
             if small.value is not None:  # an annotation alone binds nothing
                 self._walrus(small.value)
                 self._bind(small.target)
-        elif isinstance(small, cst.Del):
+        elif type(small) is cst.Del:
             for element in flatten_targets(small.target):
-                if isinstance(element, cst.Name):
+                if type(element) is cst.Name:
                     self.set(element.value, False)
-        elif isinstance(small, (cst.Import, cst.ImportFrom)):
-            if not isinstance(small.names, cst.ImportStar):
+        elif type(small) in (cst.Import, cst.ImportFrom):
+            if type(small.names) is not cst.ImportStar:
                 for alias in small.names:
                     bound = alias.asname.name if alias.asname else alias.name
-                    while isinstance(bound, cst.Attribute):
+                    while type(bound) is cst.Attribute:
                         bound = bound.value  # `import a.b` binds `a`
-                    if isinstance(bound, cst.Name):
+                    if type(bound) is cst.Name:
                         self.add(bound.value)
-        elif isinstance(small, cst.Expr):
+        elif type(small) is cst.Expr:
             self._walrus(small.value)
         # An augmented assignment needs the name bound already and binds nothing new; the
         # others (pass, global, assert, ...) bind nothing.
@@ -297,9 +297,9 @@ class _Walk:
 
     def _bind(self, target: cst.BaseExpression) -> None:
         for element in flatten_targets(target):
-            if isinstance(element, cst.StarredElement):
+            if type(element) is cst.StarredElement:
                 element = element.value
-            if isinstance(element, cst.Name):
+            if type(element) is cst.Name:
                 self.add(element.value)
 
 
@@ -311,9 +311,9 @@ def _walrus_names(node: cst.CSTNode) -> list[str]:
     stack = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.NamedExpr) and isinstance(current.target, cst.Name):
+        if type(current) is cst.NamedExpr and type(current.target) is cst.Name:
             found.append(current.target.value)
-        if isinstance(current, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+        if type(current) in (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp):
             continue  # their walrus targets may bind here too, but only if they run: not definite
         stack.extend(children(current))
     return found
@@ -326,13 +326,13 @@ def _captures(pattern: cst.MatchPattern, alternatives: bool = False) -> set[str]
     stack: list[cst.CSTNode] = [pattern]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.MatchAs) and node.name is not None:
+        if type(node) is cst.MatchAs and node.name is not None:
             found.add(node.name.value)
-        elif isinstance(node, cst.MatchStar) and node.name is not None:
+        elif type(node) is cst.MatchStar and node.name is not None:
             found.add(node.name.value)
-        elif isinstance(node, cst.MatchMapping) and node.rest is not None:
+        elif type(node) is cst.MatchMapping and node.rest is not None:
             found.add(node.rest.value)
-        if isinstance(node, cst.MatchOr) and not alternatives:
+        if type(node) is cst.MatchOr and not alternatives:
             # An alternative binds the same names in every branch; keep it simple: none.
             continue
         stack.extend(node.children)

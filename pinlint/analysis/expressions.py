@@ -15,6 +15,7 @@ from pinlint import torch_api
 from pinlint.analysis import d2h, objects, torch_semantics
 from pinlint.analysis.budget import _DEADLINE_EVERY, SCOPE_STEP_BUDGET, BudgetExceeded
 from pinlint.analysis.builtins import READ_ONLY_BUILTINS, repeats_a_list
+from pinlint.analysis.cst_walk import EXPRESSION_TYPES, children
 from pinlint.analysis.env import Env
 from pinlint.analysis.events import EventSink
 from pinlint.analysis.host_uses import HostUses
@@ -159,7 +160,7 @@ class Evaluator:
         return value
 
     def _evaluate(self, node: cst.BaseExpression) -> Value:
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             if node.value == "True":
                 return TRUE
             if node.value in ("False", "None"):
@@ -169,7 +170,7 @@ class Evaluator:
                 return DTYPE  # `from torch import float16`
             # Unbound here: a global, builtin or closure.
             return UNKNOWN if value is None else value
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             key = dotted(node)
             known = self.env.get(key) if key is not None else None
             if known is not None:
@@ -188,60 +189,60 @@ class Evaluator:
                 if field is not None:
                     return field  # an attribute of an object of a project class
             return UNKNOWN  # an attribute set outside this function: unknown provenance
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             value = self._call(node)
             if self.events.wants_d2h:
                 d2h.after_call(self, node)  # PIN004: host reads of pending copies, synchronisations
             return value
-        if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary)):
+        if type(node) in (cst.Integer, cst.Float, cst.Imaginary):
             return PYDATA
-        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        if type(node) in (cst.List, cst.Tuple, cst.Set):
             transparent = id(node) in self._transparent
             for element in node.elements:
                 value = self.ev(element.value)
                 if not transparent:
                     self.host_escape(value, element.value, "put in a container")
             return PYDATA
-        if isinstance(node, (cst.ListComp, cst.SetComp)):
+        if type(node) in (cst.ListComp, cst.SetComp):
             self._visit_children(node)
             return PYDATA
-        if isinstance(node, cst.Subscript):
+        if type(node) is cst.Subscript:
             return self._subscript(node)
-        if isinstance(node, cst.BinaryOperation):
+        if type(node) is cst.BinaryOperation:
             left = self.ev(node.left)
             right = self.ev(node.right)
             if is_pydata(left) and is_pydata(right):
                 return PYDATA  # e.g. `[0] + lens`, `n * 2`
-            if isinstance(node.operator, cst.Multiply) and repeats_a_list(node, left, right):
+            if type(node.operator) is cst.Multiply and repeats_a_list(node, left, right):
                 return PYDATA  # `[0] * n`: a list repeated (n is a count)
             d2h.computed(self, node)  # PIN004: arithmetic on a pending host destination reads it
             return combine([left, right], node, "an arithmetic result")
-        if isinstance(node, cst.Comparison):
+        if type(node) is cst.Comparison:
             values = [self.ev(node.left)] + [self.ev(c.comparator) for c in node.comparisons]
             if all(is_pydata(v) for v in values):
                 return PYDATA
             d2h.computed(self, node)
             return combine(values, node, "a comparison result")
-        if isinstance(node, cst.UnaryOperation):
+        if type(node) is cst.UnaryOperation:
             operand = self.ev(node.expression)
             if is_pydata(operand):
                 return PYDATA
-            if not isinstance(node.operator, cst.Not):
+            if type(node.operator) is not cst.Not:
                 d2h.computed(self, node)  # `not x` is a truth test (read as one where it is tested)
             return derived(operand, node, "an arithmetic result")
-        if isinstance(node, cst.IfExp):
+        if type(node) is cst.IfExp:
             previous, self.truth_test = self.truth_test, node.test
             self.ev(node.test)
             self.truth_test = previous
             d2h.read(self, node.test, "a truth test")
             return self.ev(node.body) | self.ev(node.orelse)
-        if isinstance(node, cst.NamedExpr):
+        if type(node) is cst.NamedExpr:
             value = self.ev(node.value)
             key = dotted(node.target)
             if key:
                 self.env.set(key, value)  # the walrus binds in the enclosing scope
             return value
-        if isinstance(node, cst.Lambda):
+        if type(node) is cst.Lambda:
             self.captured(node.body, node, "a lambda")
             return UNKNOWN  # its body runs later, with arguments we do not know
         self._visit_children(node)
@@ -250,37 +251,37 @@ class Evaluator:
     def _visit_children(self, node: cst.CSTNode) -> None:
         """Evaluate the expressions inside ``node`` (for the copies they may hold)."""
         # Common shapes first: libcst's generic `children` is slow on big functions.
-        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        if type(node) in (cst.List, cst.Tuple, cst.Set):
             for element in node.elements:
                 self.ev(element.value)
-        elif isinstance(node, cst.Dict):
+        elif type(node) is cst.Dict:
             for element in node.elements:
-                if isinstance(element, cst.DictElement):
+                if type(element) is cst.DictElement:
                     self.ev(element.key)
                 self.host_escape(self.ev(element.value), element.value, "put in a container")
-        elif isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+        elif type(node) in (cst.ListComp, cst.SetComp, cst.GeneratorExp):
             self.host_escape(self.ev(node.elt), node.elt, "put in a container")
             self._comprehension(node.for_in)
-        elif isinstance(node, cst.DictComp):
+        elif type(node) is cst.DictComp:
             self.ev(node.key)
             self.ev(node.value)
             self._comprehension(node.for_in)
-        elif isinstance(node, cst.BooleanOperation):
+        elif type(node) is cst.BooleanOperation:
             self.ev(node.left)
             self.ev(node.right)
-        elif isinstance(node, (cst.Await, cst.StarredElement)):
-            inner = node.expression if isinstance(node, cst.Await) else node.value
+        elif type(node) in (cst.Await, cst.StarredElement):
+            inner = node.expression if type(node) is cst.Await else node.value
             self.host_escape(self.ev(inner), inner, "passed on")
-        elif isinstance(node, cst.Yield):
+        elif type(node) is cst.Yield:
             if isinstance(node.value, cst.BaseExpression):
                 self.host_escape(self.ev(node.value), node, "yielded")
             elif node.value is not None:
                 self.host_escape(self.ev(node.value.item), node, "yielded")
-        elif isinstance(node, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString, cst.Ellipsis)):
+        elif type(node) in (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString, cst.Ellipsis):
             return  # strings hold no copies worth following
-        elif isinstance(node, cst.Expr):
+        elif type(node) is cst.Expr:
             self.ev(node.value)
-        elif isinstance(node, cst.Return):
+        elif type(node) is cst.Return:
             if node.value is not None:
                 value = self.ev(node.value)
                 self.returns.append(value)
@@ -288,8 +289,8 @@ class Evaluator:
             else:
                 self.returns.append(PYDATA)
         else:
-            for child in node.children:
-                if isinstance(child, cst.BaseExpression):
+            for child in children(node):
+                if type(child) in EXPRESSION_TYPES:
                     self.ev(child)
                 else:
                     self._visit_children(child)
@@ -307,13 +308,17 @@ class Evaluator:
         for element in node.slice:
             self._visit_children(element)
             inner = element.slice
-            if isinstance(inner, cst.Index):
+            if type(inner) is cst.Index:
                 index_value = self.value_of(inner.value)
-                if is_tensor(index_value) or isinstance(
-                    inner.value, (cst.List, cst.Tuple, cst.Comparison, cst.BooleanOperation, cst.Call)
+                if is_tensor(index_value) or type(inner.value) in (
+                    cst.List,
+                    cst.Tuple,
+                    cst.Comparison,
+                    cst.BooleanOperation,
+                    cst.Call,
                 ):
                     basic = False  # advanced (mask or index-list) indexing copies into a new tensor
-        if isinstance(node.value, cst.Attribute) and node.value.attr.value in torch_api.PYTHON_NUMBER_ATTRIBUTES:
+        if type(node.value) is cst.Attribute and node.value.attr.value in torch_api.PYTHON_NUMBER_ATTRIBUTES:
             return base  # `x.shape[0]`, `x.shape[1:]`: Python ints
         if is_pydata(base):
             return UNKNOWN  # an element of Python data may be anything (even an ndarray)
@@ -328,7 +333,7 @@ class Evaluator:
         if torch_name is not None:
             # Torch functions read their tensor arguments (lists of tensors included); `out=`
             # is written.
-            self._transparent.update(id(a.value) for a in call.args if isinstance(a.value, (cst.List, cst.Tuple)))
+            self._transparent.update(id(a.value) for a in call.args if type(a.value) in (cst.List, cst.Tuple))
             arg_values = [self.ev(arg.value) for arg in call.args]
             for arg, value in zip(call.args, arg_values):
                 if arg.keyword is not None and arg.keyword.value == "out":
@@ -350,7 +355,7 @@ class Evaluator:
             # numpy may return a view of the tensor's memory, written later through it.
             self._escaping_args(call, "numpy")
             return NUMPY
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             receiver = self.ev(func.value)
             method = func.attr.value
             if method in torch_semantics.TENSOR_METHODS or method.endswith("_"):
@@ -362,11 +367,11 @@ class Evaluator:
                 self.host_write(receiver, call, f"`.{method}()`")  # PyTorch's in-place convention
             elif method == "numpy":
                 self.host_write(receiver, call, "a numpy view (`.numpy()`), which may be written")
-            if method == "append" and isinstance(func.value, (cst.Name, cst.Attribute)):
+            if method == "append" and type(func.value) in (cst.Name, cst.Attribute):
                 self._appended(func.value, call)
             if (
                 self.summaries is not None
-                and isinstance(func.value, cst.Name)
+                and type(func.value) is cst.Name
                 and func.value.value == "self"
                 and method not in torch_semantics.TENSOR_METHODS
             ):
@@ -376,7 +381,7 @@ class Evaluator:
             if (
                 self.summaries is not None
                 and self.summaries.project is not None
-                and isinstance(func.value, cst.Name)
+                and type(func.value) is cst.Name
                 and func.value.value not in self.env
                 and _module_name(self.file_names, func.value.value)
             ):
@@ -387,7 +392,7 @@ class Evaluator:
                     return self._summarised(call)  # `helpers.f(...)`: a function of an imported project module
             return torch_semantics.method_call(self, method, func.value, receiver, call)
         self.ev(func)
-        builtin = isinstance(func, cst.Name) and func.value not in self.env
+        builtin = type(func) is cst.Name and func.value not in self.env
         if builtin and func.value in READ_ONLY_BUILTINS:
             for arg in call.args:
                 self.ev(arg.value)
@@ -400,7 +405,7 @@ class Evaluator:
             if not _loads_on_host(library, call):
                 return UNKNOWN  # loaded onto a device, or one chosen at run time
             return pageable(call, pinnable=False, what=f"`{library}(...)`")
-        if self.summaries is not None and isinstance(func, cst.Name):
+        if self.summaries is not None and type(func) is cst.Name:
             made = objects.construct(self.summaries, self, call)
             if made is not None:
                 return made  # an object of a class of the project
@@ -451,4 +456,4 @@ def _loads_on_host(library: str, call: cst.Call) -> bool:
         device = positional[position].value
     if device is None:
         return True  # the default: the CPU
-    return isinstance(device, cst.SimpleString) and device.evaluated_value == "cpu"
+    return type(device) is cst.SimpleString and device.evaluated_value == "cpu"

@@ -52,16 +52,16 @@ class Interpreter(Evaluator):
 
     # ------------------------------------------------------------------ statements
     def run(self) -> None:
-        if isinstance(self.scope, cst.FunctionDef):
+        if type(self.scope) is cst.FunctionDef:
             params = self.scope.params
             for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
-                if isinstance(param.default, cst.Name) and param.default.value == "True":
+                if type(param.default) is cst.Name and param.default.value == "True":
                     # `non_blocking=True` as a default: most calls use it.
                     self.env.set(param.name.value, TRUE)
                 else:
                     self.env.set(param.name.value, parameter(param, param.name.value))
             body = self.scope.body
-            statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
+            statements = body.body if type(body) is cst.IndentedBlock else [body]
         else:
             statements = self.scope.body
         self._block(list(statements))
@@ -72,34 +72,34 @@ class Interpreter(Evaluator):
             self._statement(statement)
 
     def _suite(self, suite: cst.BaseSuite) -> None:
-        if isinstance(suite, cst.IndentedBlock):
+        if type(suite) is cst.IndentedBlock:
             self._block(list(suite.body))
-        elif isinstance(suite, cst.SimpleStatementSuite):
+        elif type(suite) is cst.SimpleStatementSuite:
             for small in suite.body:
                 self.statement = suite
                 self._small_statement(small)
 
     def _statement(self, statement: cst.CSTNode) -> None:
         self.step()
-        if isinstance(statement, cst.SimpleStatementLine):
+        if type(statement) is cst.SimpleStatementLine:
             self.statement = statement
             for small in statement.body:
                 self._small_statement(small)
-        elif isinstance(statement, cst.If):
+        elif type(statement) is cst.If:
             self._if(statement)
-        elif isinstance(statement, (cst.For, cst.While)):
+        elif type(statement) in (cst.For, cst.While):
             self._loop(statement)
-        elif isinstance(statement, (cst.Try, cst.TryStar)):
+        elif type(statement) in (cst.Try, cst.TryStar):
             self._try(statement)
-        elif isinstance(statement, cst.With):
+        elif type(statement) is cst.With:
             self._with(statement)
-        elif isinstance(statement, cst.Match):
+        elif type(statement) is cst.Match:
             self._match(statement)
-        elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        elif type(statement) in (cst.FunctionDef, cst.ClassDef):
             # Nested functions and classes are scopes of their own, analysed separately; what
             # they mention of this scope escapes into them.
             self.captured(statement.body, statement, f"`{statement.name.value}`")
-            if isinstance(statement, cst.FunctionDef):
+            if type(statement) is cst.FunctionDef:
                 self.local_functions[statement.name.value] = statement
                 self._bind(statement.name, local_function(statement))
             else:
@@ -126,7 +126,7 @@ class Interpreter(Evaluator):
             env.undo(mark)
             env.apply(tested)
             orelse = current.orelse
-            if isinstance(orelse, cst.If):
+            if type(orelse) is cst.If:
                 current = orelse
                 continue
             if orelse is not None:
@@ -139,7 +139,7 @@ class Interpreter(Evaluator):
 
     def _loop(self, statement: cst.For | cst.While) -> None:
         env = self.env
-        if isinstance(statement, cst.For):
+        if type(statement) is cst.For:
             self.statement = statement.iter
             self.ev(statement.iter)
             self._bind(statement.target, UNKNOWN)  # loop items: unknown provenance
@@ -259,25 +259,25 @@ class Interpreter(Evaluator):
         env.merge(outcomes)
 
     def _sets_default_device(self, node: cst.BaseExpression) -> bool:
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             return self.names.torch_function(node.func) == "device"
         name = dotted(node)
         return bool(name) and "device" in name.rsplit(".", 1)[-1].lower()
 
     def _small_statement(self, small: cst.BaseSmallStatement) -> None:
-        if isinstance(small, cst.Assign):
-            if isinstance(small.value, (cst.Tuple, cst.List)) and all(
-                isinstance(t.target, (cst.Tuple, cst.List)) for t in small.targets
+        if type(small) is cst.Assign:
+            if type(small.value) in (cst.Tuple, cst.List) and all(
+                type(t.target) in (cst.Tuple, cst.List) for t in small.targets
             ):
                 self._transparent.add(id(small.value))  # `a, b = x, y` unpacks: no container
             value = self.ev(small.value)
             for target in small.targets:
                 self._bind(target.target, value, small.value)
-        elif isinstance(small, cst.AnnAssign):
+        elif type(small) is cst.AnnAssign:
             if small.value is not None:  # a bare annotation binds nothing
                 value = self.ev(small.value)
                 self._bind(small.target, value, small.value)
-        elif isinstance(small, cst.AugAssign):
+        elif type(small) is cst.AugAssign:
             operand = self.ev(small.value)
             target = self.ev(small.target)
             self._record_binding(small.target)
@@ -289,15 +289,15 @@ class Interpreter(Evaluator):
             else:
                 # `x += y` on a tensor is in place: x keeps its storage, hence its origin.
                 self.host_write(target, small, f"an augmented assignment to `{_source_hint(small.target)}`")
-        elif isinstance(small, cst.Del):
+        elif type(small) is cst.Del:
             for element in flatten_targets(small.target):
                 key = dotted(element)
                 if key:
                     self.env.delete(key)
-        elif isinstance(small, (cst.Import, cst.ImportFrom)):
-            for alias in small.names if not isinstance(small.names, cst.ImportStar) else []:
+        elif type(small) in (cst.Import, cst.ImportFrom):
+            for alias in small.names if type(small.names) is not cst.ImportStar else []:
                 bound = alias.asname.name if alias.asname else alias.name
-                if isinstance(bound, cst.Name):
+                if type(bound) is cst.Name:
                     self._bind(bound, UNKNOWN)  # a module or library object: no tensor we know
         else:
             self._visit_children(small)  # Expr, Return, Assert, Raise...: evaluate what they hold
@@ -309,13 +309,13 @@ class Interpreter(Evaluator):
             self.bindings.setdefault(key, []).append(self.statement)
 
     def _bind(self, target: cst.BaseExpression, value: Value, value_node: cst.BaseExpression | None = None) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)):
+        if type(target) in (cst.Tuple, cst.List):
             elements = [e.value for e in target.elements]
             values: list[Value]
             if (
-                isinstance(value_node, (cst.Tuple, cst.List))
+                type(value_node) in (cst.Tuple, cst.List)
                 and len(value_node.elements) == len(elements)
-                and not any(isinstance(e, cst.StarredElement) for e in value_node.elements)
+                and not any(type(e) is cst.StarredElement for e in value_node.elements)
             ):
                 values = [self.value_of(e.value) for e in value_node.elements]
             else:
@@ -323,10 +323,10 @@ class Interpreter(Evaluator):
             for element, element_value in zip(elements, values):
                 self._bind(element, element_value)
             return
-        if isinstance(target, cst.StarredElement):
+        if type(target) is cst.StarredElement:
             self._bind(target.value, UNKNOWN)  # `*rest` collects a list: not a tensor
             return
-        if isinstance(target, cst.Subscript):
+        if type(target) is cst.Subscript:
             # `buf[i] = v` writes into buf: its storage (and pinnedness) is unchanged.
             self.ev(target)
             self.host_write(self.value_of(target.value), target, "an item assignment")
@@ -342,10 +342,10 @@ class Interpreter(Evaluator):
             if key.startswith("self."):
                 self.attribute_values[key] = self.attribute_values.get(key, frozenset()) | value
         self.env.bind(key, value)
-        if isinstance(value_node, (cst.List, cst.Tuple)):
+        if type(value_node) in (cst.List, cst.Tuple):
             elements = [self.value_of(e.value) for e in value_node.elements]
             self.env.set(key + ".[]", frozenset().union(*elements) if elements else frozenset())
-        elif isinstance(value_node, cst.ListComp):
+        elif type(value_node) is cst.ListComp:
             self.env.set(key + ".[]", self.value_of(value_node.elt))
 
 
@@ -359,20 +359,20 @@ def _device_tested(test: cst.BaseExpression) -> set[str]:
     stack: list[cst.BaseExpression] = [test]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             if node.attr.value in _DEVICE_ATTRIBUTES:
                 key = dotted(node.value)
                 if key:
                     found.add(key)
             stack.append(node.value)
-        elif isinstance(node, cst.Call):
+        elif type(node) is cst.Call:
             stack.append(node.func)
             stack.extend(arg.value for arg in node.args)
-        elif isinstance(node, cst.Comparison):
+        elif type(node) is cst.Comparison:
             stack.append(node.left)
             stack.extend(c.comparator for c in node.comparisons)
-        elif isinstance(node, cst.BooleanOperation):
+        elif type(node) is cst.BooleanOperation:
             stack.extend((node.left, node.right))
-        elif isinstance(node, cst.UnaryOperation):
+        elif type(node) is cst.UnaryOperation:
             stack.append(node.expression)
     return found

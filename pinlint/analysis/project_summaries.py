@@ -11,8 +11,9 @@ rebound in the file, defined twice) is unknown. A function that cannot make or c
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -125,8 +126,8 @@ class ProjectSummaries:
             return None
         starts = [line for line, indented in foreign.file.scan.defs(name) if not indented]
         if len(starts) == 1 and not foreign.file.scan.rebound(name):
-            if "torch" not in foreign.file.text:
-                return None  # a file without torch builds no tensors
+            if "torch" not in foreign.file.text and "non_blocking" not in foreign.file.text:
+                return None  # a file without torch builds no tensors (but may copy them)
             return (foreign, starts[0]) if self._wants_function(foreign, starts[0]) else None
         if starts or hops <= 0:
             return None  # defined several times (overloads, branches): which one is unknown
@@ -148,9 +149,7 @@ class ProjectSummaries:
         local = project_imports(names)
         if not local:
             return spellings
-        for first, second in set(_CALLED.findall(text)):
-            if first not in local:
-                continue
+        for first, second in _calls_of(local, text):
             if not second:
                 if first not in names.from_imports:
                     continue
@@ -225,5 +224,24 @@ class ProjectSummaries:
         return [f for f in self.files.values() if f is not None and f.started and f.summaries.all_parsed()]
 
 
-#: ``f(`` or ``mod.f(`` (not ``x.mod.f(``), as calls are spelled.
-_CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)(?:\.([A-Za-z_]\w*))?[ \t]*\(")
+@functools.lru_cache(maxsize=4096)
+def _call_pattern(name: str) -> re.Pattern[str]:
+    """Compiled once per name: a project has more imported names than ``re``'s own cache holds."""
+    return re.compile(rf"{re.escape(name)}(?:\.([A-Za-z_]\w*))?[ \t]*\(")
+
+
+def _calls_of(names: Iterable[str], text: str) -> set[tuple[str, str]]:
+    """``(name, "")`` for each ``name(`` and ``(name, attr)`` for each ``name.attr(`` in ``text``
+    (not ``x.name(``), for the given names only: a pattern that starts with the name's letters
+    is found by a fast literal search, where one that matches any identifier tries every
+    position of a large file."""
+    found: set[tuple[str, str]] = set()
+    for name in sorted(names):
+        if not name.isidentifier() or name not in text:
+            continue  # `*` of a star import names no function
+        for match in _call_pattern(name).finditer(text):
+            before = text[match.start() - 1] if match.start() else " "
+            if before.isalnum() or before in "._":
+                continue  # part of a longer name, or an attribute of something else
+            found.add((name, match.group(1) or ""))
+    return found

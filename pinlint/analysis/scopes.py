@@ -15,17 +15,17 @@ from pinlint.analysis.names import FileNames
 def dotted(node: cst.BaseExpression) -> str | None:
     """``a.b.c`` for a Name/Attribute chain, else None."""
     parts: list[str] = []
-    while isinstance(node, cst.Attribute):
+    while type(node) is cst.Attribute:
         parts.append(node.attr.value)
         node = node.value
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         parts.append(node.value)
         return ".".join(reversed(parts))
     return None
 
 
 def flatten_targets(node: cst.BaseExpression) -> list[cst.BaseExpression]:
-    if isinstance(node, (cst.Tuple, cst.List)):
+    if type(node) in (cst.Tuple, cst.List):
         out: list[cst.BaseExpression] = []
         for element in node.elements:
             out.extend(flatten_targets(element.value))
@@ -37,13 +37,13 @@ def _suites(statement: cst.CSTNode) -> list[cst.BaseSuite]:
     """The blocks of statements directly inside a compound statement (not an elif's)."""
     out: list[cst.BaseSuite] = []
     body = getattr(statement, "body", None)
-    if isinstance(body, cst.BaseSuite):
+    if type(body) in (cst.IndentedBlock, cst.SimpleStatementSuite):  # the two kinds of suite
         out.append(body)
     orelse = getattr(statement, "orelse", None)
-    if isinstance(orelse, cst.Else):
+    if type(orelse) is cst.Else:
         out.append(orelse.body)
     finalbody = getattr(statement, "finalbody", None)
-    if isinstance(finalbody, cst.Finally):
+    if type(finalbody) is cst.Finally:
         out.append(finalbody.body)
     for handler in getattr(statement, "handlers", ()):
         out.append(handler.body)
@@ -53,9 +53,9 @@ def _suites(statement: cst.CSTNode) -> list[cst.BaseSuite]:
 
 
 def statements_in(suite: cst.BaseSuite) -> list[cst.CSTNode]:
-    if isinstance(suite, cst.IndentedBlock):
+    if type(suite) is cst.IndentedBlock:
         return list(suite.body)
-    if isinstance(suite, cst.SimpleStatementSuite):
+    if type(suite) is cst.SimpleStatementSuite:
         return [suite]
     return []
 
@@ -68,10 +68,10 @@ def iter_statements(statements: list[cst.CSTNode], into_functions: bool = False)
     while stack:
         statement = stack.pop()
         yield statement
-        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) and not into_functions:
+        if type(statement) in (cst.FunctionDef, cst.ClassDef) and not into_functions:
             continue
         children: list[cst.CSTNode] = []
-        if isinstance(statement, cst.If) and isinstance(statement.orelse, cst.If):
+        if type(statement) is cst.If and type(statement.orelse) is cst.If:
             children.append(statement.orelse)
         for suite in _suites(statement):
             children.extend(statements_in(suite))
@@ -90,36 +90,34 @@ class BoundNames:
         for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
             self.names.add(param.name.value)
         for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param):
+            if type(star) is cst.Param:
                 self.names.add(star.name.value)
 
     def statements(self, statements: list[cst.CSTNode]) -> None:
         for statement in iter_statements(statements):
-            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            if type(statement) in (cst.FunctionDef, cst.ClassDef):
                 self.names.add(statement.name.value)
-            elif isinstance(statement, cst.For):
+            elif type(statement) is cst.For:
                 self._targets(statement.target)
-            elif isinstance(statement, cst.With):
+            elif type(statement) is cst.With:
                 for item in statement.items:
                     if item.asname is not None:
                         self._targets(item.asname.name)
-            elif isinstance(statement, (cst.Try, cst.TryStar)):
+            elif type(statement) in (cst.Try, cst.TryStar):
                 for handler in statement.handlers:
-                    if handler.name is not None and isinstance(handler.name.name, cst.Name):
+                    if handler.name is not None and type(handler.name.name) is cst.Name:
                         self.names.add(handler.name.name.value)
-            smalls = (
-                statement.body if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ()
-            )
+            smalls = statement.body if type(statement) in (cst.SimpleStatementLine, cst.SimpleStatementSuite) else ()
             for small in smalls:
                 self._small(small)
 
     def _small(self, small: cst.BaseSmallStatement) -> None:
-        if isinstance(small, cst.Assign):
+        if type(small) is cst.Assign:
             for target in small.targets:
                 self._targets(target.target)
-        elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+        elif type(small) in (cst.AnnAssign, cst.AugAssign):
             self._targets(small.target)
-        elif isinstance(small, cst.Import):
+        elif type(small) is cst.Import:
             for alias in small.names:
                 name = alias.evaluated_alias or alias.evaluated_name.split(".", 1)[0]
                 self.names.add(name)
@@ -127,22 +125,22 @@ class BoundNames:
                     alias.asname is None and alias.evaluated_name.startswith("torch.")
                 ):
                     self.torch_imports.add(name)
-        elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+        elif type(small) is cst.ImportFrom and type(small.names) is not cst.ImportStar:
             module = cst.helpers.get_full_name_for_node(small.module) if small.module else None
             for alias in small.names:
                 local = alias.evaluated_alias or alias.evaluated_name
                 self.names.add(local)
                 if module == "torch" and not small.relative:
                     self.torch_function_imports[local] = alias.evaluated_name
-        elif isinstance(small, (cst.Global, cst.Nonlocal)):
+        elif type(small) in (cst.Global, cst.Nonlocal):
             for item in small.names:
                 self.names.add(item.name.value)
 
     def _targets(self, node: cst.BaseExpression) -> None:
         for element in flatten_targets(node):
-            if isinstance(element, cst.Name):
+            if type(element) is cst.Name:
                 self.names.add(element.value)
-            elif isinstance(element, cst.StarredElement) and isinstance(element.value, cst.Name):
+            elif type(element) is cst.StarredElement and type(element.value) is cst.Name:
                 self.names.add(element.value.value)
 
 
@@ -153,7 +151,7 @@ class ScopeNames:
         self.file = names
         torch_modules = set(names.torch_modules)
         torch_functions = dict(names.torch_functions)
-        if isinstance(scope, cst.FunctionDef):
+        if type(scope) is cst.FunctionDef:
             collector = BoundNames()
             collector.params(scope.params)
             collector.statements(statements_in(scope.body))
@@ -170,17 +168,17 @@ class ScopeNames:
 
     def torch_function(self, func: cst.BaseExpression) -> str | None:
         """``"tensor"`` for ``torch.tensor`` / ``T.tensor`` / an imported ``tensor``, else None."""
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             return self.torch_functions.get(func.value)
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+        if type(func) is cst.Attribute and type(func.value) is cst.Name:
             if func.value.value in self.torch_modules:
                 return func.attr.value
         return None
 
     def is_numpy_call(self, func: cst.BaseExpression) -> bool:
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             return self.file.numpy_functions.get(func.value) in torch_api.NUMPY_ARRAY_FUNCTIONS
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             root = dotted(func)
             if root and root.split(".", 1)[0] in self.file.numpy_modules:
                 return func.attr.value in torch_api.NUMPY_ARRAY_FUNCTIONS
@@ -201,24 +199,24 @@ class ScopeNames:
 
     def functional(self, func: cst.BaseExpression) -> str | None:
         """``"pad"`` for ``F.pad`` where ``F`` is ``torch.nn.functional``."""
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+        if type(func) is cst.Attribute and type(func.value) is cst.Name:
             if self.file.modules.get(func.value.value) == "torch.nn.functional":
                 return func.attr.value
         return None
 
     def is_dtype_attribute(self, node: cst.BaseExpression) -> bool:
         """``torch.float16`` (any alias of torch), or a name imported from torch that is one."""
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+        if type(node) is cst.Attribute and type(node.value) is cst.Name:
             return node.value.value in self.torch_modules and node.attr.value in torch_api.DTYPES
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             return self.torch_functions.get(node.value) in torch_api.DTYPES
         return False
 
     def is_dtype(self, node: cst.BaseExpression) -> bool:
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+        if type(node) is cst.Attribute and type(node.value) is cst.Name:
             if node.value.value in self.torch_modules:
                 return node.attr.value in torch_api.DTYPES
-        if isinstance(node, cst.Name) and self.torch_functions.get(node.value) in torch_api.DTYPES:
+        if type(node) is cst.Name and self.torch_functions.get(node.value) in torch_api.DTYPES:
             return True
         name = dotted(node)
         # `x.to(dtype, non_blocking=True)`, `x.to(self.torch_dtype)`: by convention a dtype.

@@ -129,7 +129,7 @@ def _combining(ctx: Context, name: str, call: cst.Call, args: list[Value], first
         if arg.keyword is not None:
             continue
         elements = ctx.list_elements(arg.value)
-        if isinstance(arg.value, (cst.List, cst.Tuple)):
+        if type(arg.value) in (cst.List, cst.Tuple):
             inputs.extend(ctx.value_of(e.value) for e in arg.value.elements)
         elif elements is not None:
             inputs.append(elements)  # `torch.cat(parts)` of a list built here

@@ -312,12 +312,15 @@ def _calls(tree: ast.Module, text: str | None, helper_names: dict[str, str]) -> 
     stack: list[ast.AST] = list(tree.body)
     while stack:
         node = stack.pop()
-        if isinstance(node, ast.stmt) and not isinstance(node, _COMPOUND):
-            first, last = node.lineno, node.end_lineno or node.lineno
+        if isinstance(node, ast.stmt):
+            # A decorator is written above its `def` line.
+            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
             i = bisect.bisect_left(rows, first)
-            if i < len(rows) and rows[i] <= last:
+            if i == len(rows) or rows[i] > (node.end_lineno or node.lineno):
+                continue  # no line of it mentions the helper or `pin_memory`: no call of them inside
+            if not isinstance(node, _COMPOUND):
                 out.extend(n for n in ast.walk(node) if isinstance(n, ast.Call))
-            continue
+                continue
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
                 stack.append(child)

@@ -43,9 +43,9 @@ class Decline:
 
 def looks_like_device(node: cst.BaseExpression, ctx: RuleContext) -> bool:
     """A literal, ``torch.device(...)``, or a name that says it is a device."""
-    if isinstance(node, (cst.SimpleString, cst.Integer, cst.FormattedString)):
+    if type(node) in (cst.SimpleString, cst.Integer, cst.FormattedString):
         return True
-    if isinstance(node, cst.Call) and ctx.interpreter.names.torch_function(node.func) == "device":
+    if type(node) is cst.Call and ctx.interpreter.names.torch_function(node.func) == "device":
         return True
     chain = dotted(node)
     return chain is not None and bool(_DEVICE_WORDS.search(chain.rsplit(".", 1)[-1]))
@@ -142,11 +142,11 @@ def _free_names(node: cst.BaseExpression) -> set[str]:
     stack: list[cst.CSTNode] = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Name):
+        if type(current) is cst.Name:
             found.add(current.value)
-        elif isinstance(current, cst.Attribute):
+        elif type(current) is cst.Attribute:
             stack.append(current.value)
-        elif isinstance(current, cst.Arg):
+        elif type(current) is cst.Arg:
             stack.append(current.value)
         else:
             stack.extend(children(current))
@@ -162,22 +162,22 @@ class _ScopeNames:
 
     def __init__(self, scope: cst.FunctionDef | cst.Module) -> None:
         collector = BoundNames()
-        if isinstance(scope, cst.FunctionDef):
+        if type(scope) is cst.FunctionDef:
             collector.params(scope.params)
             collector.statements(statements_in(scope.body))
         else:
             collector.statements(list(scope.body))
         self.local = set(collector.names)
         self.comprehension: set[str] = set()
-        root: cst.CSTNode = scope.body if isinstance(scope, cst.FunctionDef) else scope
+        root: cst.CSTNode = scope.body if type(scope) is cst.FunctionDef else scope
         stack: list[tuple[cst.CSTNode, bool]] = [(root, False)]  # (node, inside a lambda)
         while stack:
             node, in_lambda = stack.pop()
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node is not scope:
+            if type(node) in (cst.FunctionDef, cst.ClassDef) and node is not scope:
                 continue  # another scope
-            if isinstance(node, cst.CompFor):
+            if type(node) is cst.CompFor:
                 self.comprehension |= mentioned(node.target)
-            elif isinstance(node, cst.Lambda):
+            elif type(node) is cst.Lambda:
                 params = node.params
                 self.comprehension |= {
                     p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]
@@ -185,9 +185,9 @@ class _ScopeNames:
                 in_lambda = True  # its body is another scope: its walrus targets are not ours
             elif in_lambda:
                 pass  # in a lambda's body only comprehension and lambda names count
-            elif isinstance(node, cst.NamedExpr) and isinstance(node.target, cst.Name):
+            elif type(node) is cst.NamedExpr and type(node.target) is cst.Name:
                 self.local.add(node.target.value)
-            elif isinstance(node, cst.MatchCase):
+            elif type(node) is cst.MatchCase:
                 self.local |= _captures(node.pattern, alternatives=True)  # every name a case may bind
             stack.extend((child, in_lambda) for child in children(node))
 
@@ -209,15 +209,15 @@ def _calls(scope: cst.CSTNode, ctx: RuleContext) -> list[tuple[int, int, str, fr
 def _scope_calls(scope: cst.CSTNode, ctx: RuleContext) -> list[tuple[int, int, str, frozenset[str], cst.Call]]:
     rows = ctx.positions.rows
     found: list[tuple[int, int, str, frozenset[str], cst.Call]] = []
-    stack: list[cst.CSTNode] = [scope.body] if isinstance(scope, cst.FunctionDef) else [scope]
+    stack: list[cst.CSTNode] = [scope.body] if type(scope) is cst.FunctionDef else [scope]
     while stack:
         node = stack.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if type(node) in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
             continue  # defined, not run here
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             func = dotted(node.func) or ""
             method = func.rsplit(".", 1)[-1]
-            if not (isinstance(node.func, cst.Attribute) and method in _READ_ONLY_METHODS):
+            if not (type(node.func) is cst.Attribute and method in _READ_ONLY_METHODS):
                 # A tensor method (`x.to(base.device)`, `base.dim()`) changes no attribute.
                 roots = frozenset((dotted(arg.value) or "").split(".", 1)[0] for arg in node.args)
                 first, last = rows(node)
@@ -232,7 +232,7 @@ def _attribute_written_elsewhere(attribute: str, ctx: RuleContext, whole_file: b
     we do not see. Rebinding the attribute (``self.x = other``) is no write to the tensor."""
     name = attribute.rsplit(".", 1)[-1]
     scope = ctx.interpreter.scope
-    first, last = ctx.positions.rows(scope) if isinstance(scope, cst.FunctionDef) and not whole_file else (0, 0)
+    first, last = ctx.positions.rows(scope) if type(scope) is cst.FunctionDef and not whole_file else (0, 0)
     if not re.fullmatch(r"\w+", name):
         return _first_write(name, ctx.positions.lines, first, last)  # not a name the file index reads
     # The analysed function itself is skipped: its uses were followed precisely.
