@@ -60,6 +60,11 @@ SETS: dict[str, list[Package]] = {
         Package("sglang", "0.5.23"),
         Package("vllm", "0.33.0"),
     ],
+    # The release before the SGLang change pinlint is named after: its 11 pageable copies and 3
+    # blocking device constructions, as they were (tests/robustness/test_seed_release.py).
+    "seed": [
+        Package("sglang", "0.5.18"),
+    ],
     # "Real code" the team reviews pinlint's precision on.
     "review": [
         Package("transformers", "5.24.0"),
