@@ -32,6 +32,9 @@ class Trigger:
     #: A bytes regex the file must also match for this trigger to count (e.g. PIN003 needs a
     #: data-factory call somewhere besides a ``device=``); None: no further condition.
     requires: bytes | None = None
+    #: Substrings any one of which meets ``requires`` without running it: a plain ``in`` test
+    #: is many times faster than a regex alternation that no literal prefix anchors.
+    requires_any: tuple[bytes, ...] = ()
 
 
 class Triggers:
@@ -45,6 +48,7 @@ class Triggers:
                 t.word,
                 None if t.pattern == t.word.decode() else re.compile(t.pattern.encode()),
                 None if t.requires is None else re.compile(t.requires),
+                t.requires_any,
             )
             for t in unique
         )
@@ -59,9 +63,9 @@ class Triggers:
             # A file that never names torch builds no torch tensor, but it may copy one that a
             # function imported from the project built.
             return self._copies and b"non_blocking=True" in data and b"import" in data
-        for word, pattern, requires in self._byte_patterns:
+        for word, pattern, requires, requires_any in self._byte_patterns:
             if word in data and (pattern is None or pattern.search(data)):
-                if requires is None or requires.search(data):
+                if requires is None or any(w in data for w in requires_any) or requires.search(data):
                     return True
         return False
 

@@ -35,8 +35,10 @@ NO_FIX_ARRAY = (
 
 
 #: A file without any of these cannot construct a tensor from data: ``tensor(``, ``as_tensor(``,
-#: ``asarray(``, or an alias import (``from torch import tensor as tt``).
-DATA_FACTORY_BYTES = rb"(?:tensor|asarray)\(|\b(?:tensor|as_tensor|asarray)[ \t]+as\b"
+#: ``asarray(`` (found with plain substring tests), or an alias import (``from torch import
+#: tensor as tt``, the regex).
+DATA_FACTORY_CALLS = (b"tensor(", b"asarray(")
+DATA_FACTORY_ALIAS = rb"\b(?:tensor|as_tensor|asarray)[ \t]+as\b"
 
 
 def message(factory: str) -> str:
@@ -50,7 +52,7 @@ class BlockingDeviceConstruction(Rule):
     code = "PIN003"
     listens_to = frozenset({DeviceConstruction})
     #: A ``device=`` line, in a file that calls a data factory (or imports one under an alias).
-    triggers = (Trigger(b"device", r"\bdevice[ \t]*=", requires=DATA_FACTORY_BYTES),)
+    triggers = (Trigger(b"device", r"\bdevice[ \t]*=", requires=DATA_FACTORY_ALIAS, requires_any=DATA_FACTORY_CALLS),)
 
     def check(self, event: object, ctx: RuleContext) -> Finding | None:
         if not isinstance(event, DeviceConstruction):

@@ -37,9 +37,11 @@ class FetchError(Exception):
     """The corpus could not be downloaded."""
 
 
-def fetch(set_name: str = CORPUS_SET) -> list[Path]:
+def fetch(set_name: str = CORPUS_SET, root: Path | None = None) -> list[Path]:
+    """The set's corpus directories (downloaded once); ``root``: where, if not the default."""
+    where = ["--root", str(root)] if root is not None else []
     proc = subprocess.run(
-        [sys.executable, str(CORPUS_SCRIPT), "fetch", "--set", set_name],
+        [sys.executable, str(CORPUS_SCRIPT), "fetch", "--set", set_name, *where],
         cwd=REPO,
         capture_output=True,
         text=True,
