@@ -46,6 +46,8 @@ class Summaries(Protocol):
 
     def forward_arguments(self, evaluator: Evaluator, call: cst.Call) -> None: ...
 
+    def method_may_assign(self, evaluator: Evaluator, method: str, attr: str) -> bool: ...
+
 
 class Evaluator:
     """The expression half of the interpreter (``Interpreter`` adds statements)."""
@@ -375,9 +377,13 @@ class Evaluator:
                 and func.value.value == "self"
                 and method not in torch_semantics.TENSOR_METHODS
             ):
-                return self._summarised(call)
+                result = self._summarised(call)
+                self._receiver_called(func.value, method)
+                return result
             if self.summaries is not None and objects.is_object(receiver):
-                return self._summarised(call)  # a method of an object of a project class
+                result = self._summarised(call)  # a method of an object of a project class
+                self._receiver_called(func.value, method)
+                return result
             if (
                 self.summaries is not None
                 and self.summaries.project is not None
@@ -390,7 +396,10 @@ class Evaluator:
                     return made  # `mod.Batch(...)`: an object of a class of an imported project module
                 if self.summaries.project.function(self.file_names, func) is not None:
                     return self._summarised(call)  # `helpers.f(...)`: a function of an imported project module
-            return torch_semantics.method_call(self, method, func.value, receiver, call)
+            result = torch_semantics.method_call(self, method, func.value, receiver, call)
+            if method not in torch_semantics.TENSOR_METHODS and not method.endswith("_"):
+                self._receiver_called(func.value, method)
+            return result
         self.ev(func)
         builtin = type(func) is cst.Name and func.value not in self.env
         if builtin and func.value in READ_ONLY_BUILTINS:
@@ -430,10 +439,47 @@ class Evaluator:
         self.env.set(key + ".[]", (current or frozenset()) | self.value_of(args[0]))
 
     def _escaping_args(self, call: cst.Call, callee: str) -> None:
-        """Evaluate arguments handed to code we do not see: it may keep or write them."""
+        """Evaluate arguments handed to code we do not see: it may keep or write them, and
+        rebind their attributes."""
+        handed = []
         for arg in call.args:
             value = self.ev(arg.value)
             self.host_escape(value, arg.value, f"passed to {callee}")
+            handed.append((arg.value, value))
+        for node, value in handed:
+            self._handed_over(node, value)
+
+    def _handed_over(self, node: cst.BaseExpression, value: Value) -> None:
+        """``node`` went to code that may rebind its attributes (``pin(batch)`` setting
+        ``batch.ids = batch.ids.pin_memory()``, ``setattr(batch, ...)``): what this function knew
+        of them, and the fields an object was built with, are unknown from here on. (A tensor
+        itself keeps its storage: no call makes it pinned in place.)"""
+        key = dotted(node)
+        if key is None:
+            return
+        for stale in self.env.keys_under(key):
+            self.env.set(stale, UNKNOWN)
+        if objects.is_object(value):
+            self.env.set(key, UNKNOWN)
+
+    def _receiver_called(self, receiver: cst.BaseExpression, method: str) -> None:
+        """``x.method()`` may rebind ``x``'s attributes: those this function set are unknown
+        from here on. For ``self``, only those the called method may assign (see
+        ``Summaries.method_may_assign``)."""
+        key = dotted(receiver)
+        if key is None:
+            return
+        for stale in self.env.keys_under(key):
+            attr = stale[len(key) + 1 :].split(".", 1)[0]
+            if attr == "[]":
+                continue  # what a list holds: `parts.append(t)` keeps it up to date itself
+            if (
+                key == "self"
+                and self.summaries is not None
+                and not self.summaries.method_may_assign(self, method, attr)
+            ):
+                continue
+            self.env.set(stale, UNKNOWN)
 
 
 def _module_name(names: FileNames, local: str) -> bool:

@@ -22,6 +22,7 @@ class FileText:
         self._classes: list[ClassRange] | None = None
         self._family_memo: dict[str, list[ClassRange] | None] = {}
         self._attribute_memo: dict[tuple[str, str], list[int] | None] = {}
+        self._elsewhere_memo: dict[str, bool] = {}
         self._enclosing: EnclosingDefs | None = None
         #: def name -> [(0-based line, indented)]; attribute -> lines of ``self.<attr> = ...``;
         #: names declared at class level (``x: int``).
@@ -61,6 +62,8 @@ class FileText:
             found = None  # set in ways the scan below does not see
         elif attr in self._declared_names():
             found = None  # declared at class level (a dataclass field): filled by whoever calls
+        elif self.assigned_elsewhere(attr):
+            found = None  # `runner.buf = pinned` from outside the class may replace it
         else:
             for line in self._assignments().get(attr, ()):
                 if not any(c.start < line < c.end for c in family):
@@ -70,6 +73,21 @@ class FileText:
                 found.append(line)
         self._attribute_memo[memo_key] = found
         return found
+
+    def assigned_elsewhere(self, attr: str) -> bool:
+        """Whether this file assigns ``<x>.<attr> = ...`` on anything but ``self`` (another
+        object's attribute of that name, or this class's, set from outside its methods)."""
+        if attr not in self._elsewhere_memo:
+            found = False
+            for match in re.finditer(rf"\.{re.escape(attr)}[ \t]*(?::[^=\n]*)?=(?!=)", self.text):
+                start = match.start()
+                line_start = self.text.rfind("\n", 0, start) + 1
+                base = re.search(r"[\w.]*$", self.text[line_start:start])
+                if base is not None and base.group() and base.group() != "self":
+                    found = True
+                    break
+            self._elsewhere_memo[attr] = found
+        return self._elsewhere_memo[attr]
 
     def top_level_classes(self, name: str) -> list[ClassRange]:
         """The classes named ``name`` at module level (by name, indexed once)."""

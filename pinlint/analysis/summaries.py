@@ -370,6 +370,36 @@ class FileSummaries:
             return None  # pinned or not depending on how it is called: the caller's business
         return value
 
+    def method_may_assign(self, evaluator: Evaluator, method: str, attr: str) -> bool:
+        """Whether ``self.<method>()``, called by ``evaluator``'s function, may assign
+        ``self.<attr>``: yes unless the method is one def of the class family whose lines hold
+        no ``self.<attr> =`` and that calls no other method of ``self`` (which might)."""
+        class_name = getattr(evaluator, "class_name", None)
+        if class_name is None:
+            return True  # not a method of a class of this file: anything may happen
+        lines = self.scan.attribute_lines(class_name, attr)
+        family = self.scan.family(class_name)
+        if lines is None or family is None:
+            return True  # set in ways the text scan does not follow
+        starts = [
+            line
+            for line, indented in self.scan.defs(method)
+            if indented and any(c.start < line < c.end for c in family)
+        ]
+        if len(starts) != 1:
+            return True  # inherited from elsewhere, or defined twice: which one runs is unknown
+        body = segment_for(self.lines, starts[0])
+        if any(body.start <= line < body.end for line in lines):
+            return True
+        if _CALLS_SELF_METHOD.search("".join(self.lines[body.start + 1 : body.end])) is None:
+            return False
+        # It calls other methods: one of them may be any method that assigns the attribute,
+        # other than the caller itself.
+        caller: Segment | None = getattr(evaluator, "segment", None)
+        if caller is None or caller.whole_file:
+            return True
+        return any(not caller.start <= line < caller.end for line in lines)
+
     def forward_arguments(self, evaluator: Evaluator, call: cst.Call) -> None:
         """The callee copies a parameter non_blocking: the caller's argument for it is copied."""
         if self.depth >= MAX_DEPTH:
@@ -471,3 +501,7 @@ class _Ranges:
     def hold(self, line: int) -> bool:
         i = bisect.bisect_right(self._firsts, line) - 1
         return i >= 0 and self._reach[i] > line
+
+
+#: ``self.name(``: a method calling another method of the same object.
+_CALLS_SELF_METHOD = re.compile(r"\bself\.\w+[ \t]*\(")
