@@ -45,9 +45,12 @@ def foreign_findings(  # type: ignore[no-untyped-def]
             finding = rule.check(event, ctx)
             if finding is None:
                 continue
-            # Only that file's comments suppress it: the copy's rows are another file's.
+            # The construction's rows are that file's, the copy's this file's: a noqa comment on
+            # either suppresses it (as in one file). Kept as that file's finding, its own rows
+            # stand in for the copy's.
+            copy_codes = noqa.codes_on_rows(summaries.lines, [finding.sink_rows])
             finding = replace(finding, sink_rows=finding.statement_rows)
-            codes = noqa.codes_on_rows(owner.file.lines, [finding.statement_rows])
+            codes = noqa.codes_on_rows(owner.file.lines, [finding.statement_rows]) | copy_codes
             if codes:
                 finding = replace(finding, noqa_codes=codes)
             result.foreign.append(ForeignFinding(owner.file.path, owner.file.digest, finding))

@@ -337,3 +337,82 @@ def test_a_star_import_is_no_function_name(tmp_path: Path, star: str) -> None:
     )
     found = [(os.path.relpath(d["filename"], tmp_path), d["location"]["row"]) for d in _check(tmp_path, ".")]
     assert found == [("app.py", 7 if star else 6)]
+
+
+_MAKE = "import torch\n\n\ndef make():\n    return torch.zeros(3)\n"
+_COPY_MAKE = "from helpers import make\n\n\ndef run(dev):\n    make().to(dev, non_blocking=True){noqa}\n"
+
+
+def _where(found: list[dict], root: Path) -> list[tuple[str, int]]:
+    return [(os.path.relpath(d["filename"], root), d["location"]["row"]) for d in found]
+
+
+def test_a_noqa_on_the_copy_in_the_importer_suppresses_the_finding_in_the_helper(tmp_path: Path) -> None:
+    _tree(tmp_path, {"pyproject.toml": "[tool.pinlint]\n", "helpers.py": _MAKE, "main.py": _COPY_MAKE.format(noqa="")})
+    assert _where(_check(tmp_path, "."), tmp_path) == [("helpers.py", 5)]
+    (tmp_path / "main.py").write_text(_COPY_MAKE.format(noqa="  # noqa: PIN001"))
+    for paths in (["."], ["helpers.py"]):
+        assert _check(tmp_path, *paths) == [], paths
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        "from fast import make\n",  # imported over the def
+        "make, other = make, None\n",  # a tuple target
+        "import os\nif os.environ.get('PIN'):\n    make = lambda: None\n",  # under a module-level `if`
+        "class make:\n    pass\n",  # a class of that name
+    ],
+)
+def test_a_function_rebound_in_its_module_is_not_followed(tmp_path: Path, after: str) -> None:
+    _tree(
+        tmp_path,
+        {
+            "pyproject.toml": "[tool.pinlint]\n",
+            "helpers.py": _MAKE + "\n\n" + after,
+            "fast.py": "import torch\n\n\ndef make():\n    return torch.zeros(3, pin_memory=True)\n",
+            "main.py": _COPY_MAKE.format(noqa=""),
+        },
+    )
+    assert _check(tmp_path, ".") == []
+
+
+def test_a_module_function_replaced_by_the_importer_is_not_followed(tmp_path: Path) -> None:
+    main = "import helpers\n\nhelpers.make = lambda: None\n\n\ndef run(dev):\n    helpers.make().to(dev, non_blocking=True)\n"
+    _tree(tmp_path, {"pyproject.toml": "[tool.pinlint]\n", "helpers.py": _MAKE, "main.py": main})
+    assert _check(tmp_path, ".") == []
+
+
+def test_an_imported_copier_called_with_non_blocking_false_copies_nothing(tmp_path: Path) -> None:
+    helpers = "def upload(t, dev, nb=True):\n    return t.to(dev, non_blocking=nb)\n"
+    main = (
+        "import torch\nfrom helpers import upload\n\n\n"
+        "def run(dev):\n    upload(torch.zeros(3), dev, nb=False)\n    upload(torch.ones(3), dev)\n\n\n"
+        "def warm(t, d):\n    return t.to(d, non_blocking=True)\n"
+    )
+    _tree(tmp_path, {"pyproject.toml": "[tool.pinlint]\n", "helpers.py": helpers, "main.py": main})
+    assert _where(_check(tmp_path, "."), tmp_path) == [("main.py", 7)]
+
+
+def test_the_cache_sees_a_module_appear_and_a_package_change(tmp_path: Path) -> None:
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    project = tmp_path / "p"
+    _tree(project, {"pyproject.toml": "[tool.pinlint]\n", "main.py": "import torch\n" + _COPY_MAKE.format(noqa="")})
+    assert _check(project, ".", *cache, cache=True) == []
+    (project / "helpers.py").write_text(_MAKE)  # the import now finds a project module
+    assert _where(_check(project, ".", *cache, cache=True), project) == [("helpers.py", 5)]
+    # `from helpers import make` in pkg/main.py: pkg/helpers.py once pkg is no package.
+    _tree(
+        project,
+        {
+            "pkg/__init__.py": "",
+            "pkg/helpers.py": "import torch\n\n\ndef make():\n    return torch.zeros(3, pin_memory=True)\n",
+            "pkg/main.py": _COPY_MAKE.format(noqa=""),
+        },
+    )
+    (project / "main.py").unlink()
+    assert _where(_check(project, ".", *cache, cache=True), project) == [("helpers.py", 5)]
+    (project / "pkg" / "__init__.py").unlink()
+    assert _check(project, ".", *cache, cache=True) == []
+    (project / "pkg" / "__init__.py").write_text("")
+    assert _where(_check(project, ".", *cache, cache=True), project) == [("helpers.py", 5)]

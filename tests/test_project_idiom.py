@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from pinlint.fix.module_facts import _FACTS_VERSION
+
 HOT = """\
 import torch
 
@@ -134,7 +136,7 @@ def test_project_facts_are_cached_as_signed_validated_json(tmp_path: Path) -> No
     magic, signature, payload = blob.split(b"\n", 2)
     assert magic == b"PINLINT-FACTS-1" and len(signature) == 64  # signed with this user's key
     data = json.loads(payload)
-    assert data["version"] == 1 and any(p.endswith("platform.py") for p in data["files"])
+    assert data["version"] == _FACTS_VERSION and any(p.endswith("platform.py") for p in data["files"])
     # A committed (unsigned) facts file naming another helper is not trusted.
     forged = {"version": 1, "pinlint": data["pinlint"], "files": {"x": {"size": "no"}}}
     facts.write_text(json.dumps(forged))

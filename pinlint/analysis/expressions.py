@@ -7,6 +7,7 @@ Every bail-out (a value becomes ``unknown``) says why in a comment: precision fi
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Protocol
 
 import libcst as cst
@@ -20,7 +21,7 @@ from pinlint.analysis.env import Env
 from pinlint.analysis.events import EventSink
 from pinlint.analysis.host_uses import HostUses
 from pinlint.analysis.names import FileNames
-from pinlint.analysis.scopes import ScopeNames, dotted
+from pinlint.analysis.scopes import ScopeNames, dotted, flatten_targets, iter_statements
 from pinlint.analysis.values import (
     DTYPE,
     NUMPY,
@@ -237,6 +238,11 @@ class Evaluator:
             self.ev(node.test)
             self.truth_test = previous
             d2h.read(self, node.test, "a truth test")
+            for key in device_tested(node.test):
+                if key in self.env:
+                    # `t if t.is_pinned() else t.pin_memory()`: which arm runs depends on where
+                    # `t` lives at run time (as for an `if` statement): forget what we knew.
+                    self.env.set(key, UNKNOWN)
             return self.ev(node.body) | self.ev(node.orelse)
         if type(node) is cst.NamedExpr:
             value = self.ev(node.value)
@@ -262,12 +268,11 @@ class Evaluator:
                     self.ev(element.key)
                 self.host_escape(self.ev(element.value), element.value, "put in a container")
         elif type(node) in (cst.ListComp, cst.SetComp, cst.GeneratorExp):
-            self.host_escape(self.ev(node.elt), node.elt, "put in a container")
-            self._comprehension(node.for_in)
+            self._comprehension(
+                node.for_in, lambda: self.host_escape(self.ev(node.elt), node.elt, "put in a container")
+            )
         elif type(node) is cst.DictComp:
-            self.ev(node.key)
-            self.ev(node.value)
-            self._comprehension(node.for_in)
+            self._comprehension(node.for_in, lambda: (self.ev(node.key), self.ev(node.value)))
         elif type(node) is cst.BooleanOperation:
             self.ev(node.left)
             self.ev(node.right)
@@ -297,12 +302,28 @@ class Evaluator:
                 else:
                     self._visit_children(child)
 
-    def _comprehension(self, for_in: cst.CompFor) -> None:
+    def _comprehension(self, for_in: cst.CompFor, element: Callable[[], object]) -> None:
+        """A comprehension's ``for`` clauses, then its element (``element()``), in the
+        comprehension's own scope: its targets are new names, whatever the function bound to
+        them (``[t.to(dev) for t in xs]`` copies the elements of ``xs``, not a local ``t``)."""
         self.ev(for_in.iter)
-        for condition in for_in.ifs:
-            self.ev(condition.test)
-        if for_in.inner_for_in is not None:
-            self._comprehension(for_in.inner_for_in)
+        mark = self.env.mark()
+        try:
+            for target in flatten_targets(for_in.target):
+                key = dotted(target.value if type(target) is cst.StarredElement else target)
+                if key is not None:
+                    for stale in self.env.keys_under(key):
+                        self.env.set(stale, UNKNOWN)
+                    self.env.set(key, UNKNOWN)  # an element of the iterable: unknown
+            for condition in for_in.ifs:
+                self.ev(condition.test)
+            if for_in.inner_for_in is not None:
+                self._comprehension(for_in.inner_for_in, element)
+            else:
+                element()
+        finally:
+            self.env.undo(mark)
+            self.env.close(mark)
 
     def _subscript(self, node: cst.Subscript) -> Value:
         base = self.ev(node.value)
@@ -414,6 +435,11 @@ class Evaluator:
             if not _loads_on_host(library, call):
                 return UNKNOWN  # loaded onto a device, or one chosen at run time
             return pageable(call, pinnable=False, what=f"`{library}(...)`")
+        if type(func) is cst.Name and func.value in self.local_functions:
+            # A nested function that declares `nonlocal t` may rebind `t` when it runs.
+            for name in _nonlocal_names(self.local_functions[func.value]):
+                if name in self.env:
+                    self.env.set(name, UNKNOWN)
         if self.summaries is not None and type(func) is cst.Name:
             made = objects.construct(self.summaries, self, call)
             if made is not None:
@@ -482,6 +508,17 @@ class Evaluator:
             self.env.set(stale, UNKNOWN)
 
 
+def _nonlocal_names(function: cst.FunctionDef) -> set[str]:
+    """The names ``function`` (or a function nested in it) declares ``nonlocal``."""
+    found: set[str] = set()
+    for statement in iter_statements([function], into_functions=True):
+        if type(statement) is cst.SimpleStatementLine:
+            for small in statement.body:
+                if type(small) is cst.Nonlocal:
+                    found.update(item.name.value for item in small.names)
+    return found
+
+
 def _module_name(names: FileNames, local: str) -> bool:
     """``local`` is bound by an import (``import pkg.mod as local``, ``from pkg import local``)."""
     return local in names.modules or local in names.from_imports
@@ -503,3 +540,35 @@ def _loads_on_host(library: str, call: cst.Call) -> bool:
     if device is None:
         return True  # the default: the CPU
     return type(device) is cst.SimpleString and device.evaluated_value == "cpu"
+
+
+#: Attributes whose test decides where a tensor lives or whether it is pinned.
+_DEVICE_ATTRIBUTES = frozenset({"is_cpu", "is_cuda", "device", "is_pinned", "is_meta"})
+
+
+def device_tested(test: cst.BaseExpression) -> set[str]:
+    """Names/attribute chains whose device or pinnedness an ``if`` test inspects."""
+    found: set[str] = set()
+    stack: list[cst.BaseExpression] = [test]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Attribute:
+            if node.attr.value in _DEVICE_ATTRIBUTES:
+                inner = node.value.target if type(node.value) is cst.NamedExpr else node.value
+                key = dotted(inner)
+                if key:
+                    found.add(key)
+            stack.append(node.value)
+        elif type(node) is cst.Call:
+            stack.append(node.func)
+            stack.extend(arg.value for arg in node.args)
+        elif type(node) is cst.Comparison:
+            stack.append(node.left)
+            stack.extend(c.comparator for c in node.comparisons)
+        elif type(node) is cst.BooleanOperation:
+            stack.extend((node.left, node.right))
+        elif type(node) is cst.UnaryOperation:
+            stack.append(node.expression)
+        elif type(node) is cst.NamedExpr:
+            stack.append(node.value)  # `if not (p := t.is_pinned()):`
+    return found

@@ -23,13 +23,15 @@ class FileText:
         self._family_memo: dict[str, list[ClassRange] | None] = {}
         self._attribute_memo: dict[tuple[str, str], list[int] | None] = {}
         self._elsewhere_memo: dict[str, bool] = {}
+        self._opaque_memo: dict[str, bool] = {}
+        self._unusual_memo: dict[str, bool] = {}
         self._enclosing: EnclosingDefs | None = None
         #: def name -> [(0-based line, indented)]; attribute -> lines of ``self.<attr> = ...``;
         #: names declared at class level (``x: int``).
         self._def_index: dict[str, list[tuple[int, bool]]] | None = None
         self._assign_index: dict[str, list[int]] | None = None
         self._declared: set[str] | None = None
-        self._indirect: bool | None = None
+        self._indirect: tuple[set[str], list[int]] | None = None
         self._line_index: LineIndex | None = None
         self._top_assigned: set[str] | None = None
         self._top_classes: dict[str, list[ClassRange]] | None = None
@@ -58,12 +60,16 @@ class FileText:
             return self._attribute_memo[memo_key]
         found: list[int] | None = []
         family = self.family(class_name)
-        if family is None or not attr.isidentifier() or self._sets_indirectly():
+        if family is None or not attr.isidentifier() or self.writes_indirectly(attr, family):
             found = None  # set in ways the scan below does not see
         elif attr in self._declared_names():
             found = None  # declared at class level (a dataclass field): filled by whoever calls
         elif self.assigned_elsewhere(attr):
             found = None  # `runner.buf = pinned` from outside the class may replace it
+        elif self.opaque_family(class_name) or self._defined_in_class_body(family, attr):
+            found = None  # attribute access the class itself redefines (see opaque_family)
+        elif self._stored_unusually(attr):
+            found = None  # `self.buf, _ = ...`, `x = self.buf = ...`, `for self.buf in`, `del self.buf`
         else:
             for line in self._assignments().get(attr, ()):
                 if not any(c.start < line < c.end for c in family):
@@ -89,6 +95,76 @@ class FileText:
             self._elsewhere_memo[attr] = found
         return self._elsewhere_memo[attr]
 
+    def writes_indirectly(self, attr: str, family: list[ClassRange] | None = None) -> bool:
+        """Whether ``<x>.<attr>`` may be written other than by an assignment: ``setattr(x,
+        "attr", v)``, ``object.__setattr__(x, "attr", v)``, ``vars(x)["attr"] = v`` anywhere in the
+        file, or a write by computed name on ``self`` in a method of ``family``
+        (``setattr(self, f.name, v)``, ``self.__dict__.update(kw)``). A computed name on another
+        object (``setattr(parent, name, module)``) is not taken to be any particular attribute."""
+        literal, dynamic_rows = self._indirect_writes()
+        if attr in literal:
+            return True
+        return any(c.start < row < c.end for row in dynamic_rows for c in family or ())
+
+    def opaque_family(self, class_name: str) -> bool:
+        """Whether the class family redefines attribute access or construction, so that what
+        its methods assign is not what a read gives: ``__setattr__``/``__getattribute__``, a
+        metaclass, a class decorator other than ``@dataclass``, ``__init__ = f`` in the body."""
+        if class_name not in self._opaque_memo:
+            family = self.family(class_name)
+            opaque = family is None
+            for cls in family or ():
+                header = "".join(self.lines[cls.start : cls.start + 1])
+                body = "".join(self.lines[cls.start + 1 : cls.end])
+                decorators = []
+                row = cls.start - 1
+                while row >= 0 and self.lines[row].lstrip().startswith("@"):
+                    decorators.append(self.lines[row].strip())
+                    row -= 1
+                if (
+                    "metaclass" in header
+                    or _ACCESS_HOOK.search(body)
+                    or any(not _DATACLASS_DECORATOR.match(d) for d in decorators)
+                ):
+                    opaque = True
+                    break
+            self._opaque_memo[class_name] = opaque
+        return self._opaque_memo[class_name]
+
+    def _defined_in_class_body(self, family: list[ClassRange], attr: str) -> bool:
+        """``attr`` is also a method, property or class-level value of the family (a descriptor
+        such as a property setter decides what ``self.<attr> = v`` stores)."""
+        if any(indented and any(c.start < line < c.end for c in family) for line, indented in self.defs(attr)):
+            return True
+        pattern = re.compile(rf"^([ \t]+){re.escape(attr)}[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
+        for match in pattern.finditer(self.text):
+            line = self.line_of(match.start())
+            for cls in family:
+                if cls.start < line < cls.end and len(match.group(1).expandtabs()) == _body_indent(self.lines, cls):
+                    return True
+        return False
+
+    def _stored_unusually(self, attr: str) -> bool:
+        """``self.<attr>`` is stored other than by a line starting ``self.<attr> =``: a target
+        among several, after ``;`` or ``:``, a ``for`` target, or deleted."""
+        if attr not in self._unusual_memo:
+            found = False
+            for match in re.finditer(rf"\bself\.{re.escape(attr)}\b(?![ \t]*\()", self.text):
+                start = match.start()
+                line_start = self.text.rfind("\n", 0, start) + 1
+                line_end = self.text.find("\n", start)
+                line = self.text[line_start : line_end if line_end >= 0 else len(self.text)]
+                before, after = self.text[line_start:start], line[start - line_start + len(match.group()) :]
+                if _SELF_ASSIGNMENT.match(line) and before.strip() == "":
+                    continue  # the usual `self.x = ...`, which the scan follows
+                if after.startswith("[") or after.startswith(".") and not after.startswith(".data"):
+                    continue  # `self.x[i] = v`, `self.x.y = v`: writes into it, not a new value
+                if re.search(r"\b(?:del|for)\b[^=]*$", before) or _before_assignment(after, _open_brackets(before)):
+                    found = True
+                    break
+            self._unusual_memo[attr] = found
+        return self._unusual_memo[attr]
+
     def top_level_classes(self, name: str) -> list[ClassRange]:
         """The classes named ``name`` at module level (by name, indexed once)."""
         if self._top_classes is None:
@@ -98,10 +174,30 @@ class FileText:
                     self._top_classes.setdefault(cls.name, []).append(cls)
         return self._top_classes.get(name, [])
 
+    def rebinds(self, name: str) -> bool:
+        """``rebound``, or any other module-level binding of ``name`` besides one ``def``: among
+        the targets of an assignment (``f, g = a, b``), under a module-level ``if``/``try``, or a
+        class of that name."""
+        if self.rebound(name) or self.top_level_classes(name):
+            return True
+        for line, indented in self.defs(name):
+            if indented and self.enclosing_def(line) is None and self.class_at(line) is None:
+                return True  # a def under a module-level `if`/`try`
+        pattern = rf"^([ \t]*)(?:[\w.]+[ \t]*,[ \t]*)*{re.escape(name)}[ \t]*(?:,[^=\n]*)?(?::[^=\n]*)?=(?!=)"
+        for match in re.finditer(pattern, self.text, re.M):
+            if not match.group(1) or self.enclosing_def(self.line_of(match.start())) is None:
+                return True  # at module level (not a local of some function)
+        return False
+
     def rebound(self, name: str) -> bool:
-        """Whether a module-level assignment binds ``name`` (``f = other``)."""
+        """Whether the module's ``name`` may be bound to something else: a module-level
+        assignment (``f = other``), an import under that name (``import x as f``), or a
+        ``global f`` in a function."""
         if self._top_assigned is None:
             self._top_assigned = set(_TOP_LEVEL_ASSIGNMENT.findall(self.text))
+            self._top_assigned.update(_IMPORTED_AS.findall(self.text))
+            for declared in _GLOBAL.findall(self.text):
+                self._top_assigned.update(n.strip() for n in declared.split(","))
         return name in self._top_assigned
 
     def assigns_in(self, cls: ClassRange, attr: str) -> bool:
@@ -125,9 +221,20 @@ class FileText:
                 self._assign_index.setdefault(match.group(1), []).append(self.line_of(match.start()))
         return self._assign_index
 
-    def _sets_indirectly(self) -> bool:
+    def _indirect_writes(self) -> tuple[set[str], list[int]]:
+        """(attributes written by literal name, 0-based rows of writes on ``self`` by computed name)."""
         if self._indirect is None:
-            self._indirect = re.search(r"setattr\(\s*self|__dict__", self.text) is not None
+            literal: set[str] = set()
+            dynamic: list[int] = []
+            for match in _INDIRECT_WRITE.finditer(self.text):
+                name = match.group("name") or match.group("key")
+                if name:
+                    literal.add(name)
+                elif (match.group("target") or match.group("base") or match.group("vbase") or "").split(".", 1)[
+                    0
+                ] == "self":
+                    dynamic.append(self.line_of(match.start()))
+            self._indirect = (literal, dynamic)
         return self._indirect
 
     def line_of(self, offset: int) -> int:
@@ -150,3 +257,55 @@ _TOP_LEVEL_ASSIGNMENT = re.compile(r"^([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", 
 _DEF_LINE = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.M)
 _SELF_ASSIGNMENT = re.compile(r"^[ \t]*self\.(\w+)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
 _CLASS_LEVEL_DECLARATION = re.compile(r"^[ \t]+(\w+)[ \t]*:[^=\n]*$", re.M)
+#: `setattr(x, "a", v)` / `object.__setattr__(x, "a", v)` (group target, name), and
+#: `x.__dict__[...]` / `vars(x)[...]` / `.update(...)` (group base, key).
+_INDIRECT_WRITE = re.compile(
+    r"(?:\bsetattr|__setattr__)\(\s*(?P<target>[\w.]+)?\s*,\s*(?:(?P<q>['\"])(?P<name>\w+)(?P=q))?"
+    r"|(?:(?P<base>[\w.]+)\.__dict__|\bvars\(\s*(?P<vbase>[\w.]*)\s*\))"
+    r"\s*(?:\[\s*(?:(?P<kq>['\"])(?P<key>\w+)(?P=kq))?|\.update\b)"
+)
+#: Methods by which a class decides what attribute reads and writes do.
+_ACCESS_HOOK = re.compile(r"def[ \t]+__(?:setattr|getattribute|getattr|delattr)__\b|^[ \t]+__init__[ \t]*=", re.M)
+_DATACLASS_DECORATOR = re.compile(r"@(?:dataclasses\.)?dataclass\b")
+_IMPORTED_AS = re.compile(r"\bimport\b[^\n]*?\bas[ \t]+([A-Za-z_]\w*)")
+_GLOBAL = re.compile(r"^[ \t]+global[ \t]+([\w, \t]+)", re.M)
+
+
+def _body_indent(lines: list[str], cls: ClassRange) -> int:
+    """The indentation width of the class body's statements."""
+    for row in range(cls.start + 1, cls.end):
+        text = lines[row]
+        if text.strip() and not text.lstrip().startswith("#"):
+            return len(text[: len(text) - len(text.lstrip())].expandtabs())
+    return -1
+
+
+def _open_brackets(text: str) -> int:
+    depth = 0
+    for char in text:
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth = max(0, depth - 1)
+    return depth
+
+
+def _before_assignment(after: str, depth: int = 0) -> bool:
+    """Whether the text after an occurrence (on its line) holds an ``=`` that assigns, at the
+    line's top bracket level (``depth``: brackets open at the occurrence): the occurrence is
+    then (part of) an assignment's target, not a keyword argument's value."""
+    for i, char in enumerate(after):
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif char == "#":
+            return False
+        elif char == "=" and depth == 0:
+            previous = after[i - 1] if i else ""
+            following = after[i + 1] if i + 1 < len(after) else ""
+            if following != "=" and previous not in "=!<>:+-*/%&|^@":
+                return True
+        elif char == ";" and depth == 0:
+            return False
+    return False

@@ -17,9 +17,9 @@ import libcst as cst
 
 from pinlint.analysis import d2h
 from pinlint.analysis.budget import BudgetExceeded
-from pinlint.analysis.cst_walk import mentioned
+from pinlint.analysis.cst_walk import children, mentioned
 from pinlint.analysis.env import Changes, join
-from pinlint.analysis.expressions import Evaluator
+from pinlint.analysis.expressions import Evaluator, device_tested
 from pinlint.analysis.scopes import dotted, flatten_targets
 from pinlint.analysis.values import TRUE, UNKNOWN, Kind, Origin, Value, is_pydata, parameter
 
@@ -31,7 +31,6 @@ def local_function(node: cst.FunctionDef) -> Value:
 
 __all__ = ["BudgetExceeded", "Interpreter"]
 
-_DEVICE_ATTRIBUTES = frozenset({"is_cpu", "is_cuda", "device", "is_pinned", "is_meta"})
 
 #: Fixpoint iterations of one loop before giving up on it. The lattice is small, so real loops
 #: settle in two or three; the cap only guards against a bug turning into a hang.
@@ -115,14 +114,15 @@ class Interpreter(Evaluator):
             self.statement = current.test
             self.ev(current.test)
             d2h.read(self, current.test, "a truth test")
-            for key in _device_tested(current.test):
+            for key in device_tested(current.test):
                 if key in env:
                     # `if x.is_cpu: ... else: x.to(dev, non_blocking=True)`: the branches depend
                     # on where x lives at run time, which we cannot decide. Forget what we knew.
                     env.set(key, UNKNOWN)
             tested = env.changes_since(mark)  # the tests (and what they forgot) hold on every later path
             self._suite(current.body)
-            outcomes.append(env.changes_since(mark))
+            if not _leaves(current.body):
+                outcomes.append(env.changes_since(mark))
             env.undo(mark)
             env.apply(tested)
             orelse = current.orelse
@@ -131,8 +131,11 @@ class Interpreter(Evaluator):
                 continue
             if orelse is not None:
                 self._suite(orelse.body)
-            outcomes.append(env.changes_since(mark))
+            if orelse is None or not _leaves(orelse.body):
+                outcomes.append(env.changes_since(mark))
             current = None
+        if not outcomes:
+            outcomes.append(env.changes_since(mark))  # every branch leaves: nothing after runs
         env.undo(mark)
         env.close(mark)
         env.merge(outcomes)
@@ -147,6 +150,9 @@ class Interpreter(Evaluator):
             self.statement = statement.test
             self.ev(statement.test)
             d2h.read(self, statement.test, "a truth test")
+            for key in device_tested(statement.test):
+                if key in env:
+                    env.set(key, UNKNOWN)  # `while not t.is_pinned():`, as for an `if` test
         # Only a loop inside another loop is walked again: only its inputs are worth a memo key.
         key = self._loop_inputs(statement) if self.loop_stack else None
         memo = self._loop_memo.get(id(statement)) if key is not None else None
@@ -224,7 +230,8 @@ class Interpreter(Evaluator):
             if handler.name is not None:
                 self._bind(handler.name.name, UNKNOWN)  # the exception object
             self._suite(handler.body)
-            outcomes.append(env.changes_since(mark))
+            if not _leaves(handler.body):  # a handler that returns or raises: nothing after runs
+                outcomes.append(env.changes_since(mark))
             env.undo(mark)
         env.close(mark)
         env.merge(outcomes)
@@ -252,6 +259,10 @@ class Interpreter(Evaluator):
         mark = env.mark()
         outcomes: list[Changes] = [{}]  # no case may match
         for case in statement.cases:
+            for name in _captured_names(case.pattern):
+                self._bind(name, UNKNOWN)  # `case [x, *_]:`, `case T() as x:` bind parts of the subject
+            if case.guard is not None:
+                self.ev(case.guard)
             self._suite(case.body)
             outcomes.append(env.changes_since(mark))
             env.undo(mark)
@@ -301,6 +312,10 @@ class Interpreter(Evaluator):
                     self._bind(bound, UNKNOWN)  # a module or library object: no tensor we know
         else:
             self._visit_children(small)  # Expr, Return, Assert, Raise...: evaluate what they hold
+            if type(small) is cst.Assert:
+                for key in device_tested(small.test):
+                    if key in self.env:
+                        self.env.set(key, UNKNOWN)  # `assert t.is_pinned()`: it decides, not its origin
 
     # ------------------------------------------------------------------ bindings
     def _record_binding(self, target: cst.BaseExpression) -> None:
@@ -349,30 +364,41 @@ class Interpreter(Evaluator):
             self.env.set(key + ".[]", self.value_of(value_node.elt))
 
 
-def _source_hint(node: cst.BaseExpression) -> str:
-    return dotted(node) or "x"
-
-
-def _device_tested(test: cst.BaseExpression) -> set[str]:
-    """Names/attribute chains whose device or pinnedness an ``if`` test inspects."""
-    found: set[str] = set()
-    stack: list[cst.BaseExpression] = [test]
+def _captured_names(pattern: cst.CSTNode) -> list[cst.Name]:
+    """The names a ``case`` pattern binds (capture patterns, ``as`` names, ``*rest``, ``**rest``)."""
+    found: list[cst.Name] = []
+    stack: list[cst.CSTNode] = [pattern]
     while stack:
         node = stack.pop()
-        if type(node) is cst.Attribute:
-            if node.attr.value in _DEVICE_ATTRIBUTES:
-                key = dotted(node.value)
-                if key:
-                    found.add(key)
-            stack.append(node.value)
-        elif type(node) is cst.Call:
-            stack.append(node.func)
-            stack.extend(arg.value for arg in node.args)
-        elif type(node) is cst.Comparison:
-            stack.append(node.left)
-            stack.extend(c.comparator for c in node.comparisons)
-        elif type(node) is cst.BooleanOperation:
-            stack.extend((node.left, node.right))
-        elif type(node) is cst.UnaryOperation:
-            stack.append(node.expression)
+        if type(node) is cst.MatchAs and type(node.name) is cst.Name:
+            found.append(node.name)
+        elif type(node) is cst.MatchStar and type(node.name) is cst.Name:
+            found.append(node.name)
+        elif type(node) is cst.MatchMapping and type(node.rest) is cst.Name:
+            found.append(node.rest)
+        stack.extend(children(node))
     return found
+
+
+def _leaves(suite: cst.BaseSuite) -> bool:
+    """Whether the block always leaves the function (ends in ``return`` or ``raise``, or in an
+    ``if`` all of whose branches do): what it changed reaches no statement after it."""
+    if type(suite) is cst.SimpleStatementSuite:
+        return bool(suite.body) and type(suite.body[-1]) in (cst.Return, cst.Raise)
+    if type(suite) is not cst.IndentedBlock or not suite.body:
+        return False
+    last = suite.body[-1]
+    if type(last) is cst.SimpleStatementLine:
+        return bool(last.body) and type(last.body[-1]) in (cst.Return, cst.Raise)
+    if type(last) is cst.If:
+        branch: cst.If | cst.Else | None = last
+        while type(branch) is cst.If:
+            if not _leaves(branch.body):
+                return False
+            branch = branch.orelse
+        return branch is not None and _leaves(branch.body)
+    return False
+
+
+def _source_hint(node: cst.BaseExpression) -> str:
+    return dotted(node) or "x"

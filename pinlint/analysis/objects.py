@@ -41,10 +41,24 @@ def construct(summaries: FileSummaries, evaluator: Evaluator, call: cst.Call) ->
     owner, cls = found
     fields: dict[str, Value] = {}
     declared = _declared_fields(owner, cls)
+    family = owner.scan.family(cls.name) or [cls]
+    known = {c.name for c in family} | {"NamedTuple", "object"}
+    if (
+        owner.scan.opaque_family(cls.name)
+        or owner.scan.writes_indirectly("", family)
+        or any(b not in known for b in cls.bases)
+    ):
+        # Construction or attribute access redefined (a class decorator, a metaclass,
+        # `__setattr__`), writes by computed name, or a base from elsewhere whose
+        # `__post_init__` is not visible: what the fields end up holding is unknown.
+        declared = None
     if declared is not None and not any(arg.star for arg in call.args):
         positional = [a for a in call.args if a.keyword is None]
         inherits = any(b not in ("NamedTuple", "object") for b in cls.bases)
-        if positional and (inherits or len(positional) > len(declared) or not _positional_in_order(owner, cls)):
+        class_vars = "ClassVar" in owner.text or "InitVar" in owner.text  # not fields, however spelled
+        if positional and (
+            inherits or class_vars or len(positional) > len(declared) or not _positional_in_order(owner, cls)
+        ):
             # Inherited fields come first, a field is left out of `__init__` (`init=False`) or
             # keyword-only, or a mismatch: which argument is which field is unknown.
             declared = None
@@ -54,8 +68,9 @@ def construct(summaries: FileSummaries, evaluator: Evaluator, call: cst.Call) ->
             for arg in call.args:
                 if arg.keyword is not None and arg.keyword.value in declared:
                     fields[arg.keyword.value] = evaluator.value_of(arg.value)
-        # A field a method assigns too (`__post_init__`) may not hold what was passed.
-        fields = {n: v for n, v in fields.items() if not owner.scan.assigns_in(cls, n)}
+        # A field a method of the class or of a base assigns too (`__post_init__`) may not hold
+        # what was passed.
+        fields = {n: v for n, v in fields.items() if not any(owner.scan.assigns_in(c, n) for c in family)}
     return instance(call, cls.name, owner.path or "", fields)
 
 
@@ -67,15 +82,27 @@ def attribute(summaries: FileSummaries, base: Value, attr: str) -> Value | None:
     values: list[Value] = []
     for origin in base:
         fields = dict(origin.fields)
+        owner = _summaries_of(summaries, origin.class_file)
+        if _written_elsewhere(summaries, owner, attr):
+            return None  # an alias, a holder (`self.meta.offsets = ...`) or setattr may replace it
         if attr in fields:
             values.append(fields[attr])
             continue
-        owner = _summaries_of(summaries, origin.class_file)
+
         value = owner.class_attribute(origin.class_name, attr) if owner is not None else None
         if value is None:
             return None
         values.append(value)
     return frozenset().union(*values)
+
+
+def _written_elsewhere(summaries: FileSummaries, owner: FileSummaries | None, attr: str) -> bool:
+    """This file or the class's writes ``<x>.<attr> = ...`` on some object (an alias, a holder's
+    ``self.batch.ids = ...``) or attributes by computed name: the field may have been replaced."""
+    for scan in {id(s.scan): s.scan for s in (summaries, owner) if s is not None}.values():
+        if scan.assigned_elsewhere(attr) or scan.writes_indirectly(attr):
+            return True
+    return owner is None
 
 
 def is_object(value: Value) -> bool:

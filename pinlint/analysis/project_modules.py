@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from pinlint import source
 from pinlint.analysis.file_text import FileText
-from pinlint.analysis.names import FileNames, scan_names
+from pinlint.analysis.names import LIBRARY_ROOTS, FileNames, scan_names
 from pinlint.core.text import digest, split_lines
 from pinlint.safeio import MAX_SOURCE_BYTES, UnsafeFile, lexically_within, read_regular, within
 
@@ -99,16 +99,18 @@ class ModuleFiles:
                 return None
             bases = self._absolute_bases()
         absent: list[str] = []
+        found: str | None = None
         for base in bases:
             found = self._in_base(base, parts, absent)
             if found is not None:
-                # The places looked at first matter: a file created there would be imported
-                # instead. (For a module found nowhere, a library's, none is recorded: the
-                # project would have to grow a module of that name.)
-                for path in absent:
-                    self.consulted.setdefault(path, "")
-                return found
-        return None
+                break
+        # The places looked at matter: a file created there would be imported instead (or,
+        # for a module found nowhere, at all: the project may grow a module of that name; not
+        # recorded for torch, numpy and the standard library, which are never the project's).
+        if found is not None or level > 0 or parts[0] not in LIBRARY_ROOTS:
+            for path in absent:
+                self.consulted.setdefault(path, "")
+        return found
 
     def _in_base(self, base: str, parts: list[str], absent: list[str]) -> str | None:
         stem = os.path.join(base, *parts) if parts else base
@@ -128,7 +130,14 @@ class ModuleFiles:
         package, the project root and its ``src/``."""
         if self._bases is None:
             directory = os.path.dirname(self.path)
-            while os.path.isfile(os.path.join(directory, "__init__.py")) and directory != self.root:
+            while directory != self.root:
+                # Which directories are packages decides the base: an `__init__.py` created
+                # or removed there moves it (recorded for the cache, content and all).
+                init = os.path.join(directory, "__init__.py")
+                if not os.path.isfile(init):
+                    self.consulted.setdefault(init, "")
+                    break
+                self.read(init)
                 directory = os.path.dirname(directory)
             assert self.root is not None
             bases = [directory, self.root, os.path.join(self.root, "src")]

@@ -101,6 +101,9 @@ class ProjectSummaries:
             local = func.value.value
             if local in names.module_level_bindings:
                 return None  # rebound here: not (only) the module
+            here = self.modules.read(self.modules.path) if self.modules.path else None
+            if here is not None and here.scan.assigned_elsewhere(func.attr.value):
+                return None  # `helpers.make = other` here: the module's function may be replaced
             path = self._module_bound_to(names, local)
             return (path, func.attr.value, 0) if path is not None else None
         return None
@@ -125,15 +128,19 @@ class ProjectSummaries:
         if foreign is None:
             return None
         starts = [line for line, indented in foreign.file.scan.defs(name) if not indented]
-        if len(starts) == 1 and not foreign.file.scan.rebound(name):
+        if starts and (
+            foreign.file.scan.rebinds(name) or name in foreign.names.from_imports or name in foreign.names.modules
+        ):
+            return None  # also imported or assigned there (`from .fast import f` after `def f`): which one is unknown
+        if len(starts) == 1:
             if "torch" not in foreign.file.text and "non_blocking" not in foreign.file.text:
                 return None  # a file without torch builds no tensors (but may copy them)
             return (foreign, starts[0]) if self._wants_function(foreign, starts[0]) else None
         if starts or hops <= 0:
             return None  # defined several times (overloads, branches): which one is unknown
         source = foreign.names.from_imports.get(name)
-        if source is None or source == AMBIGUOUS_IMPORT:
-            return None
+        if source is None or source == AMBIGUOUS_IMPORT or foreign.file.scan.rebinds(name):
+            return None  # not imported there, imported twice, or rebound after the import
         # A re-export: `from .impl import f` in the package's `__init__.py`.
         level, module, original = source
         origin = ModuleFiles(self.modules.root, path, self.modules.overlay)

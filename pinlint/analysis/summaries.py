@@ -31,6 +31,7 @@ from pinlint.analysis.triage import Segment, segment_for, segment_text
 from pinlint.analysis.values import Kind, Value
 
 if TYPE_CHECKING:
+    from pinlint.analysis.events import ParameterCopy
     from pinlint.analysis.expressions import Evaluator
     from pinlint.analysis.interpreter import Interpreter
     from pinlint.analysis.project_summaries import ProjectSummaries
@@ -417,6 +418,8 @@ class FileSummaries:
             argument = argument_for(found[1], call, copy.parameter)
             if argument is None:
                 continue  # not passed here (its default is used)
+            if not _copies_here(evaluator, found[1], call, copy):
+                continue  # this call makes it blocking, a dtype cast, or a copy to the host
             evaluator.events.copy(
                 argument,
                 evaluator.value_of(argument),
@@ -467,6 +470,36 @@ def transparent_text(lines: list[str] | None, start: int) -> bool:
         if name not in torch_api.TRANSPARENT_DECORATORS:
             return False
         row -= 1
+    return True
+
+
+def _copies_here(evaluator: Evaluator, function: cst.FunctionDef, call: cst.Call, copy: ParameterCopy) -> bool:
+    """Whether the callee's copy is still a non_blocking copy to a device with this call's
+    arguments: ``non_blocking=nb`` or a target that is a parameter takes what the caller passes
+    (``g(t, dev, nb=False)``, ``conv(t, torch.float16)``, ``mv(t, "cpu")``)."""
+    from pinlint.analysis.devices import DeviceClass, classify_device
+    from pinlint.analysis.values import is_true, only
+
+    params = {
+        p.name.value for p in [*function.params.posonly_params, *function.params.params, *function.params.kwonly_params]
+    }
+    sink = copy.sink
+    flag = next((a.value for a in sink.args if a.keyword is not None and a.keyword.value == "non_blocking"), None)
+    if flag is None:
+        positional = [a.value for a in sink.args if a.keyword is None and not a.star]
+        flag = positional[-1] if len(positional) >= 2 else None  # `.to(dev, nb)`, `.copy_(src, nb)`
+    if type(flag) is cst.Name and flag.value in params:
+        passed = argument_for(function, call, flag.value)
+        if passed is not None and not is_true(evaluator.value_of(passed)):
+            return False
+    target = copy.device
+    if type(target) is cst.Name and target.value in params:
+        passed = argument_for(function, call, target.value)
+        if passed is not None:
+            if evaluator.names.is_dtype(passed) or only(evaluator.value_of(passed), Kind.DTYPE):
+                return False
+            if classify_device(passed, evaluator.names.torch_function) in (DeviceClass.HOST, DeviceClass.OTHER):
+                return False
     return True
 
 

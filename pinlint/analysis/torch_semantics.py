@@ -213,7 +213,7 @@ def _to(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: 
                 nb_position = 1  # `.to(other_tensor, non_blocking)`
     is_non_blocking = non_blocking(call, args, nb_position, _holds_true(ctx))
     if device is None:
-        return derived(receiver, call, "a dtype cast")  # dtype-only cast: a new host tensor
+        return _cast(receiver, call, "a dtype cast")  # dtype-only cast: a new host tensor (or itself)
     other_value = ctx.value_of(device)
     if is_tensor(other_value):
         if is_host(other_value):
@@ -284,7 +284,17 @@ def _to_host(ctx: Context, method: str, receiver_node: cst.BaseExpression, recei
 
 
 def _new_tensor(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: Value, call: cst.Call) -> Value:
+    if method in torch_api.CAST_METHODS:
+        return _cast(receiver, call, f".{method}()")
     return derived(receiver, call, f".{method}()")
+
+
+def _cast(receiver: Value, call: cst.Call, what: str) -> Value:
+    """A dtype cast: a new host tensor, except that a cast to the dtype the tensor already has
+    returns the tensor itself (`t.float()` of a float32 `t`), pinned if it was."""
+    if any(o.kind is Kind.PINNED for o in receiver):
+        return UNKNOWN  # the dtype is not known here: the pinned tensor itself, or a pageable copy
+    return derived(receiver, call, what)
 
 
 def _numpy(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: Value, call: cst.Call) -> Value:

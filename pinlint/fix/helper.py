@@ -117,6 +117,10 @@ class FileContext:
         self._calls: dict[str, list[str]] | None = None
         self._ending: dict[str, list[str]] = {}
         self._helpers: list[tuple[str, Binding]] | None = None
+        #: Rows of `from m import *` (legal only at module level): each may rebind any name.
+        self.star_import_rows = [
+            n.lineno for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)
+        ]
 
     @classmethod
     def build(cls, path: Path | None, text: str, root: Path | None) -> FileContext | str:
@@ -205,7 +209,9 @@ def _bound_as(res: Resolution, pos_row: int, at_module_level: bool, want: Bindin
     unconditional = [b for b in runtime if not b.conditional]
     if not unconditional:
         return "bound only on some paths at module level" if runtime else "bound only for type checkers"
-    if at_module_level and min(b.row for b in unconditional) >= pos_row:
+    if min(b.row for b in unconditional) >= pos_row:
+        # At module level the construction runs first; in a function, module code above the
+        # binding may call it before the binding runs.
         return f"bound only after the construction ({unconditional[0].describe()})"
     return None
 
@@ -260,6 +266,8 @@ class HelperResolver:
         first_problem: str | None = None
         for local, binding in ctx.module_helpers():
             problem = _bound_as(ctx.scopes.resolve(local, pos), pos[0], at_module_level, binding)
+            if problem is None and any(row > binding.row for row in ctx.star_import_rows):
+                problem = "possibly rebound by a later `from ... import *`"
             if problem is None:
                 if binding.kind == DEF:
                     assert isinstance(binding.node, (ast.FunctionDef, ast.AsyncFunctionDef))
@@ -315,6 +323,8 @@ class HelperResolver:
             )
             if not same_import:
                 return f"no automatic fix: `{function}` is {problem}, not the pin-memory helper"
+        if ctx.star_import_rows:
+            return f"no automatic fix: a `from ... import *` in this file may rebind `{function}`"
         chain = self.project.cycle(own, module)
         if chain is not None:
             return (

@@ -16,7 +16,7 @@ NAME = torch_api.PIN_HELPER_NAME
 _MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 #: Directories whose definitions lose to the package's own.
 SECONDARY_DIRS = frozenset({"tests", "test", "benchmarks", "benchmark", "examples", "example", "scripts", "docs"})
-_FACTS_VERSION = 1
+_FACTS_VERSION = 2  # 2: conditional, decorated or rebound definitions are not the helper
 _MAX_FILES = 50_000
 #: A file worth reading for the idiom: it names the helper, or passes something other than a
 #: literal as ``pin_memory=`` (literals teach nothing about the project's idiom).
@@ -128,8 +128,12 @@ def module_facts(tree: ast.Module, own: str | None, is_package: bool, text: str 
             helper_names[local] = module
     module_defs = [b for b in found.module if b.kind == DEF and b.name == NAME]
     for b in module_defs:
-        if not b.dead:
-            facts.definition = asdict(signature_of(b.node))  # type: ignore[arg-type]
+        if not b.dead and not b.conditional and not _rebound_at_module_level(tree) and not _script(tree, own):
+            node = b.node
+            assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            # A decorator may change what the helper takes (or is): its signature is unknown.
+            signature = signature_of(node) if not node.decorator_list else Signature("unknown")
+            facts.definition = asdict(signature)
             helper_names.setdefault(NAME, own or "")
     # Imported names, for `pin_memory=PIN_MEMORY` (module-level imports only).
     imported_from: dict[str, str] = {}
@@ -185,6 +189,34 @@ class _Bound:
     dead: bool = False
     via_global: bool = False
     node: ast.AST | None = None
+    #: Inside a module-level `if`/`try`/`with`/loop: it may not exist when imported.
+    conditional: bool = False
+
+
+def _script(tree: ast.Module, own: str | None) -> bool:
+    """A top-level module (no package) that runs calls when imported (``print(...)``,
+    ``main()``): a script, which an inserted import would run."""
+    if own is not None and "." in own:
+        return False
+    return any(isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) for node in tree.body)
+
+
+def _rebound_at_module_level(tree: ast.Module) -> bool:
+    """The module assigns or deletes the helper's name besides its ``def`` (``NAME = ...``,
+    ``del NAME``): what an import of it gets is not that function."""
+    for node in ast.walk(tree):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.Delete):
+            targets = list(node.targets)
+        for target in targets:
+            for name in ast.walk(target):
+                if isinstance(name, ast.Name) and name.id == NAME:
+                    return True
+    return False
 
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -201,6 +233,7 @@ class _Declarations:
         self.helper_imports: list[tuple[str, str, bool]] = []  # local, module as written, dead
         self.module: list[_Bound] = []
         self.helper_defs: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+        self.nested = 0  # compound statements (`if`, `try`...) around the current one
 
     def block(
         self, statements: list[ast.stmt], *, in_function: bool, dead: bool, module_level: bool, globals_: frozenset[str]
@@ -234,17 +267,28 @@ class _Declarations:
             if stmt.name == NAME:
                 self.helper_defs.append(stmt)
             if self._binds_module(stmt.name, module_level, in_function, globals_):
-                self.module.append(_Bound(stmt.name, DEF, dead=dead, via_global=not module_level, node=stmt))
+                self.module.append(
+                    _Bound(
+                        stmt.name,
+                        DEF,
+                        dead=dead,
+                        via_global=not module_level,
+                        node=stmt,
+                        conditional=self.nested > 0,
+                    )
+                )
             own = _declared_global(stmt.body) if self.declares_global else frozenset()
             self.block(stmt.body, in_function=True, dead=dead, module_level=False, globals_=own)
         elif isinstance(stmt, ast.ClassDef):
             # A class body's own scope: `global` is not followed there (as the fixer's scope model).
             self.block(stmt.body, in_function=False, dead=dead, module_level=False, globals_=frozenset())
         else:
+            self.nested += 1
             for body, body_dead in _bodies(stmt):
                 self.block(
                     body, in_function=in_function, dead=dead or body_dead, module_level=module_level, globals_=globals_
                 )
+            self.nested -= 1
 
 
 def _bodies(stmt: ast.stmt) -> list[tuple[list[ast.stmt], bool]]:

@@ -33,6 +33,7 @@ from pinlint.fix.module_facts import (
     SECONDARY_DIRS,
     ModuleFacts,
     Signature,
+    absolute,
     mentions_idiom,
     module_facts,
 )
@@ -108,6 +109,8 @@ class Project:
     files: dict[str, ModuleFacts] = field(default_factory=dict)
     modules: dict[str, str] = field(default_factory=dict)  # dotted module -> path
     first_party: frozenset[str] = frozenset()
+    #: path -> the modules it imports, read on demand for the cycle walk.
+    _import_memo: dict[str, list[str]] = field(default_factory=dict)
 
     def add(self, path: Path, facts: ModuleFacts, module: str | None) -> None:
         key = str(_abs(path))
@@ -198,15 +201,54 @@ class Project:
             if current in seen:
                 continue
             seen.add(current)
-            p = self.modules.get(current)
-            facts = self.files.get(p) if p else None
-            if facts is None:
-                continue
-            for nxt in facts.module_imports:
+            for nxt in self._imports_of(current):
                 for prefix in [".".join(nxt.split(".")[: i + 1]) for i in range(nxt.count(".") + 1)]:
-                    if prefix not in seen and (prefix in self.modules or prefix in targets):
+                    if prefix not in seen and (prefix in targets or self._module_path(prefix) is not None):
                         stack.append((prefix, [*chain, prefix]))
         return None
+
+    def _module_path(self, module: str) -> str | None:
+        """The project file of ``module`` (its facts' path, else found under the root)."""
+        if module in self.modules:
+            return self.modules[module]
+        if self.root is None or not module.replace(".", "").replace("_", "").isalnum():
+            return None
+        parts = module.split(".")
+        for base in (self.root, self.root / "src"):
+            for candidate in (base.joinpath(*parts) / "__init__.py", base.joinpath(*parts[:-1], parts[-1] + ".py")):
+                if candidate.is_file():
+                    return str(_abs(candidate))
+        return None
+
+    def _imports_of(self, module: str) -> list[str]:
+        """The modules ``module`` imports (absolute), for the cycle walk: from its facts when the
+        project scan read it, else from its import lines (any module of the project may close
+        a cycle, not only those that mention the helper)."""
+        path = self._module_path(module)
+        if path is None:
+            return []
+        facts = self.files.get(path)
+        if facts is not None:
+            return list(facts.module_imports)
+        if path not in self._import_memo:
+            from pinlint.analysis.names import scan_names
+
+            found: list[str] = []
+            try:
+                text = read_regular(path, MAX_SOURCE_BYTES).decode("utf-8", "replace")
+            except OSError:
+                text = ""
+            names = scan_names(text)
+            is_package = path.endswith("__init__.py")
+            for level, source, name in names.from_imports.values():
+                if not isinstance(source, str):
+                    continue
+                base = absolute("." * level + source, module, is_package) if level else source
+                if base:
+                    found.extend([base, f"{base}.{name}"] if name else [base])
+            found.extend(m for m in names.modules.values() if isinstance(m, str))
+            self._import_memo[path] = found
+        return self._import_memo[path]
 
 
 def facts_of_text(

@@ -81,6 +81,13 @@ def device_problem(hit: SinkHit, device: cst.BaseExpression, ctx: RuleContext) -
     if guard is not None:
         return f"the copy's device is only evaluated under `{guard}`, which may not hold where the tensor is allocated"
     chain = dotted(device)
+    summaries = getattr(interpreter, "summaries", None)
+    if chain is not None and "." in chain and summaries is not None:
+        attr = chain.rsplit(".", 1)[1]
+        if any(indented for _, indented in summaries.scan.defs(attr)):
+            # `self.device` may be a property: read where the tensor is allocated, it runs
+            # earlier (and once more) than the copy's read of it, and may fail there.
+            return f"`{chain}` may be a property (this file defines a method `{attr}`), read earlier by the fix"
     if chain is not None and "." in chain:
         caller = _call_between(scope, construction_row, sink_row, chain.split(".", 1)[0], ctx)
         if caller is not None:

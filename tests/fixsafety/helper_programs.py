@@ -420,4 +420,177 @@ CROSS_FILE = [
     )
 ]
 
-PROGRAMS = HELPER_SCOPE_MORE + IMPORTS_MORE + HELPER_ARGS_MORE + CROSS_FILE
+_COPY = """
+        import torch
+
+        def make(device):
+            t = torch.tensor([1, 2, 3])
+            return t.to(device, non_blocking=True)
+
+        def main(device):
+            return make(device)
+        """
+
+#: The helper found in the project (nothing configured): where it is defined or imported must
+#: make the inserted name that function, bound when the construction runs.
+HELPER_SOURCES = [
+    P(
+        "h30_helper_defined_only_with_cuda",
+        "helper-scope",
+        NOT_SAFE,
+        _COPY,
+        helper="",
+        config="",
+        files={
+            "helpers.py": """
+        import torch
+
+        if torch.cuda.is_available():
+            def is_pin_memory_available(device=None):
+                return True
+        """
+        },
+        note="the import fails where the condition is false (no accelerator)",
+    ),
+    P(
+        "h31_helper_decorated",
+        "helper-args",
+        NOT_SAFE,
+        _COPY,
+        helper="",
+        config="",
+        files={
+            "helpers.py": """
+        import functools
+
+        import torch
+
+        def noargs(fn):
+            @functools.wraps(fn)
+            def wrapper():
+                return fn()
+            return wrapper
+
+        @noargs
+        def is_pin_memory_available(device=None):
+            return torch.cuda.is_available()
+        """
+        },
+        note="the decorator's wrapper takes no device: a call with one raises TypeError",
+    ),
+    P(
+        "h32_helper_rebound_in_its_module",
+        "helper-scope",
+        NOT_SAFE,
+        _COPY,
+        helper="",
+        config="",
+        files={
+            "helpers.py": """
+        import torch
+
+        def is_pin_memory_available(device=None):
+            return torch.cuda.is_available()
+
+        is_pin_memory_available = bool(torch.cuda.is_available())
+        """
+        },
+        note="what the import gets is a bool, not the function",
+    ),
+    P(
+        "h33_star_import_rebinds_the_helper",
+        "imports",
+        NOT_SAFE,
+        """
+        import torch
+        from pinhelp import is_pin_memory_available
+        from flags import *
+
+        def make(device):
+            t = torch.tensor([1, 2, 3])
+            return t.to(device, non_blocking=True)
+
+        def main(device):
+            return make(device), is_pin_memory_available
+        """,
+        config="",
+        files={"flags.py": "is_pin_memory_available = False\n"},
+        note="after the star import the name is a bool: calling it raises TypeError",
+    ),
+    P(
+        "h34_import_closes_a_cycle_two_hops_away",
+        "imports",
+        NOT_SAFE,
+        """
+        import torch
+
+        CONST = 3
+
+        def make(device):
+            t = torch.tensor([1, 2, 3])
+            return t.to(device, non_blocking=True)
+
+        def main(device):
+            return make(device), CONST
+        """,
+        helper="",
+        config="",
+        files={
+            "helpers.py": """
+        import torch
+
+        from middle import LIMIT
+
+        def is_pin_memory_available(device=None):
+            return torch.cuda.is_available() and LIMIT > 0
+        """,
+            "middle.py": "from prog import CONST\n\nLIMIT = CONST + 1\n",
+        },
+        note="prog -> helpers -> middle -> prog: the new import at the top of prog fails (CONST is not bound yet)",
+    ),
+    P(
+        "h35_helper_imported_below_module_code",
+        "imports",
+        SAFE,
+        """
+        import torch
+
+        def make(device):
+            t = torch.tensor([1, 2, 3])
+            return t.to(device, non_blocking=True)
+
+        FIRST = make("cpu")
+
+        from pinhelp import is_pin_memory_available
+
+        def main(device):
+            return make(device), FIRST, callable(is_pin_memory_available)
+        """,
+        config="",
+        note="module code calls make() before the import below it runs: the fix must import at the top",
+    ),
+    P(
+        "h36_device_is_a_property",
+        "helper-args",
+        NOT_SAFE,
+        """
+        import torch
+
+        class Runner:
+            @property
+            def device(self):
+                return self._device
+
+            def step(self, device):
+                t = torch.zeros(3)
+                self._device = device
+                return t.to(self.device, non_blocking=True)
+
+        def main(device):
+            return Runner().step(device)
+        """,
+        note="the property reads state set after the construction: reading it there raises AttributeError",
+    ),
+]
+
+PROGRAMS = HELPER_SCOPE_MORE + IMPORTS_MORE + HELPER_ARGS_MORE + CROSS_FILE + HELPER_SOURCES
