@@ -240,13 +240,13 @@ class Cache:
 
     def _digest_now(self, path: str) -> str:
         """What the analysis recorded for ``path`` (``ModuleFiles.consulted``), as it is now."""
+        try:
+            info = os.stat(path)
+        except OSError:
+            return ""  # absent (most recorded paths: the places an import would look first)
         # The run names its files relative to where it runs; dependencies are absolute.
         entry = self.entries.get(path) or self.entries.get(os.path.relpath(path))
         if entry is not None and entry.digest:
-            try:
-                info = os.stat(path)
-            except OSError:
-                return ""
             if info.st_size == entry.size and info.st_mtime_ns == entry.mtime_ns:
                 return entry.digest  # the result cache knows it unchanged: no second read
         try:

@@ -542,10 +542,6 @@ def _loads_on_host(library: str, call: cst.Call) -> bool:
     return type(device) is cst.SimpleString and device.evaluated_value == "cpu"
 
 
-#: Attributes whose test decides where a tensor lives or whether it is pinned.
-_DEVICE_ATTRIBUTES = frozenset({"is_cpu", "is_cuda", "device", "is_pinned", "is_meta"})
-
-
 def device_tested(test: cst.BaseExpression) -> set[str]:
     """Names/attribute chains whose device or pinnedness an ``if`` test inspects."""
     found: set[str] = set()
@@ -553,7 +549,7 @@ def device_tested(test: cst.BaseExpression) -> set[str]:
     while stack:
         node = stack.pop()
         if type(node) is cst.Attribute:
-            if node.attr.value in _DEVICE_ATTRIBUTES:
+            if node.attr.value in torch_api.DEVICE_TEST_ATTRIBUTES:
                 inner = node.value.target if type(node.value) is cst.NamedExpr else node.value
                 key = dotted(inner)
                 if key:

@@ -25,6 +25,7 @@ class FileText:
         self._elsewhere_memo: dict[str, bool] = {}
         self._opaque_memo: dict[str, bool] = {}
         self._unusual_memo: dict[str, bool] = {}
+        self._targets: dict[str, list[tuple[int, int]]] = {}
         self._enclosing: EnclosingDefs | None = None
         #: def name -> [(0-based line, indented)]; attribute -> lines of ``self.<attr> = ...``;
         #: names declared at class level (``x: int``).
@@ -85,13 +86,15 @@ class FileText:
         object's attribute of that name, or this class's, set from outside its methods)."""
         if attr not in self._elsewhere_memo:
             found = False
-            for match in re.finditer(rf"\.{re.escape(attr)}[ \t]*(?::[^=\n]*)?=(?!=)", self.text):
-                start = match.start()
-                line_start = self.text.rfind("\n", 0, start) + 1
-                base = re.search(r"[\w.]*$", self.text[line_start:start])
-                if base is not None and base.group() and base.group() != "self":
-                    found = True
-                    break
+            text, needle = self.text, "." + attr
+            start = text.find(needle)
+            while start >= 0 and not found:
+                end = start + len(needle)
+                if _STORE_TAIL.match(text, end):  # (a plain `in` test and a match: no regex per attribute)
+                    line_start = text.rfind("\n", 0, start) + 1
+                    base = _CHAIN_END.search(text, line_start, start)
+                    found = base is not None and bool(base.group()) and base.group() != "self"
+                start = text.find(needle, end)
             self._elsewhere_memo[attr] = found
         return self._elsewhere_memo[attr]
 
@@ -136,34 +139,61 @@ class FileText:
         such as a property setter decides what ``self.<attr> = v`` stores)."""
         if any(indented and any(c.start < line < c.end for c in family) for line, indented in self.defs(attr)):
             return True
-        pattern = re.compile(rf"^([ \t]+){re.escape(attr)}[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
-        for match in pattern.finditer(self.text):
-            line = self.line_of(match.start())
-            for cls in family:
-                if cls.start < line < cls.end and len(match.group(1).expandtabs()) == _body_indent(self.lines, cls):
-                    return True
+        for line, width in self._assignment_lines(attr):
+            if any(cls.start < line < cls.end and width == _body_indent(self.lines, cls) for cls in family):
+                return True
         return False
+
+    def _assignment_lines(self, name: str) -> list[tuple[int, int]]:
+        """(0-based line, indent width) of each assignment whose target list names ``name``
+        (``x = ...``, ``a, x = ...``), at any indentation; only lines holding the name are read."""
+        if name not in self._targets:
+            found: list[tuple[int, int]] = []
+            text = self.text
+            at = text.find(name)
+            seen: set[int] = set()
+            while at >= 0:
+                line_start = text.rfind("\n", 0, at) + 1
+                if line_start not in seen:
+                    seen.add(line_start)
+                    match = _ASSIGNMENT_LINE.match(text, line_start)
+                    if match is not None and name in (t.strip() for t in match.group(2).split(",")):
+                        found.append((self.line_of(line_start), len(match.group(1).expandtabs())))
+                at = text.find(name, at + len(name))
+            self._targets[name] = found
+        return self._targets[name]
 
     def _stored_unusually(self, attr: str) -> bool:
         """``self.<attr>`` is stored other than by a line starting ``self.<attr> =``: a target
         among several, after ``;`` or ``:``, a ``for`` target, or deleted."""
         if attr not in self._unusual_memo:
             found = False
-            for match in re.finditer(rf"\bself\.{re.escape(attr)}\b(?![ \t]*\()", self.text):
-                start = match.start()
-                line_start = self.text.rfind("\n", 0, start) + 1
-                line_end = self.text.find("\n", start)
-                line = self.text[line_start : line_end if line_end >= 0 else len(self.text)]
-                before, after = self.text[line_start:start], line[start - line_start + len(match.group()) :]
-                if _SELF_ASSIGNMENT.match(line) and before.strip() == "":
-                    continue  # the usual `self.x = ...`, which the scan follows
-                if after.startswith("[") or after.startswith(".") and not after.startswith(".data"):
-                    continue  # `self.x[i] = v`, `self.x.y = v`: writes into it, not a new value
-                if re.search(r"\b(?:del|for)\b[^=]*$", before) or _before_assignment(after, _open_brackets(before)):
-                    found = True
-                    break
+            needle = "self." + attr
+            text = self.text
+            start = text.find(needle)
+            while start >= 0 and not found:
+                end = start + len(needle)
+                previous = text[start - 1] if start else " "
+                following = text[end] if end < len(text) else " "
+                if not (previous.isalnum() or previous in "._") and not (following.isalnum() or following == "_"):
+                    found = self._unusual_store(start, end)
+                start = text.find(needle, end)
             self._unusual_memo[attr] = found
         return self._unusual_memo[attr]
+
+    def _unusual_store(self, start: int, end: int) -> bool:
+        text = self.text
+        line_start = text.rfind("\n", 0, start) + 1
+        line_end = text.find("\n", start)
+        line = text[line_start : line_end if line_end >= 0 else len(text)]
+        before, after = text[line_start:start], text[end : line_end if line_end >= 0 else len(text)]
+        if after.lstrip(" \t").startswith("("):
+            return False  # a method call: `self.x(...)`
+        if _SELF_ASSIGNMENT.match(line) and before.strip() == "":
+            return False  # the usual `self.x = ...`, which the scan follows
+        if after.startswith("[") or after.startswith(".") and not after.startswith(".data"):
+            return False  # `self.x[i] = v`, `self.x.y = v`: writes into it, not a new value
+        return bool(_DEL_OR_FOR.search(before)) or _before_assignment(after, _open_brackets(before))
 
     def top_level_classes(self, name: str) -> list[ClassRange]:
         """The classes named ``name`` at module level (by name, indexed once)."""
@@ -183,10 +213,9 @@ class FileText:
         for line, indented in self.defs(name):
             if indented and self.enclosing_def(line) is None and self.class_at(line) is None:
                 return True  # a def under a module-level `if`/`try`
-        pattern = rf"^([ \t]*)(?:[\w.]+[ \t]*,[ \t]*)*{re.escape(name)}[ \t]*(?:,[^=\n]*)?(?::[^=\n]*)?=(?!=)"
-        for match in re.finditer(pattern, self.text, re.M):
-            if not match.group(1) or self.enclosing_def(self.line_of(match.start())) is None:
-                return True  # at module level (not a local of some function)
+        for line, width in self._assignment_lines(name):
+            if not width or self.enclosing_def(line) is None and self.class_at(line) is None:
+                return True  # at module level (not a local of some function, nor a class's)
         return False
 
     def rebound(self, name: str) -> bool:
@@ -226,14 +255,23 @@ class FileText:
         if self._indirect is None:
             literal: set[str] = set()
             dynamic: list[int] = []
-            for match in _INDIRECT_WRITE.finditer(self.text):
-                name = match.group("name") or match.group("key")
-                if name:
-                    literal.add(name)
-                elif (match.group("target") or match.group("base") or match.group("vbase") or "").split(".", 1)[
-                    0
-                ] == "self":
-                    dynamic.append(self.line_of(match.start()))
+            text = self.text
+            for needle, pattern in _INDIRECT_NEEDLES:
+                at = text.find(needle)
+                while at >= 0:
+                    line_start = text.rfind("\n", 0, at) + 1
+                    match = pattern.match(text, line_start if needle == "__dict__" else at)
+                    if needle == "__dict__":
+                        match = pattern.search(
+                            text, line_start, text.find("\n", at) if "\n" in text[at:] else len(text)
+                        )
+                    if match is not None:
+                        name = match.group("name")
+                        if name:
+                            literal.add(name)
+                        elif (match.group("target") or "").split(".", 1)[0] == "self":
+                            dynamic.append(self.line_of(at))
+                    at = text.find(needle, at + len(needle))
             self._indirect = (literal, dynamic)
         return self._indirect
 
@@ -257,18 +295,33 @@ _TOP_LEVEL_ASSIGNMENT = re.compile(r"^([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", 
 _DEF_LINE = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.M)
 _SELF_ASSIGNMENT = re.compile(r"^[ \t]*self\.(\w+)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
 _CLASS_LEVEL_DECLARATION = re.compile(r"^[ \t]+(\w+)[ \t]*:[^=\n]*$", re.M)
-#: `setattr(x, "a", v)` / `object.__setattr__(x, "a", v)` (group target, name), and
-#: `x.__dict__[...]` / `vars(x)[...]` / `.update(...)` (group base, key).
-_INDIRECT_WRITE = re.compile(
-    r"(?:\bsetattr|__setattr__)\(\s*(?P<target>[\w.]+)?\s*,\s*(?:(?P<q>['\"])(?P<name>\w+)(?P=q))?"
-    r"|(?:(?P<base>[\w.]+)\.__dict__|\bvars\(\s*(?P<vbase>[\w.]*)\s*\))"
-    r"\s*(?:\[\s*(?:(?P<kq>['\"])(?P<key>\w+)(?P=kq))?|\.update\b)"
+#: Where attributes are written by name: ``setattr(x, "a", v)``, ``object.__setattr__(x, "a", v)``
+#: (matched at the needle), ``x.__dict__[...]``/``x.__dict__.update(...)`` (searched on its line)
+#: and ``vars(x)[...]``/``vars(x).update(...)``; groups: target (the object), name (a literal).
+_INDIRECT_NEEDLES = (
+    ("setattr(", re.compile(r"setattr\(\s*(?P<target>[\w.]+)?\s*,\s*(?:(?P<q>['\"])(?P<name>\w+)(?P=q))?")),
+    ("__setattr__(", re.compile(r"__setattr__\(\s*(?P<target>[\w.]+)?\s*,\s*(?:(?P<q>['\"])(?P<name>\w+)(?P=q))?")),
+    (
+        "__dict__",
+        re.compile(r"(?P<target>[\w.]+)\.__dict__\s*(?:\[\s*(?:(?P<q>['\"])(?P<name>\w+)(?P=q))?|\.update\b)"),
+    ),
+    (
+        "vars(",
+        re.compile(r"vars\(\s*(?P<target>[\w.]*)\s*\)\s*(?:\[\s*(?:(?P<q>['\"])(?P<name>\w+)(?P=q))?|\.update\b)"),
+    ),
 )
+_DEL_OR_FOR = re.compile(r"\b(?:del|for)\b[^=]*$")
+#: A line that assigns: its indentation and its target list (``a, b.c, d = ...``).
+_ASSIGNMENT_LINE = re.compile(r"([ \t]*)((?:[\w.]+[ \t]*,[ \t]*)*[\w.]+)[ \t]*,?[ \t]*(?::[^=\n]*)?=(?!=)")
+#: After ``.attr``: an assignment to it (``= v``, ``: T = v``; not ``==``).
+_STORE_TAIL = re.compile(r"(?![\w])[ \t]*(?::[^=\n]*)?=(?!=)")
+#: The attribute chain that ends where a search stops (``runner`` in ``runner.buf = ...``).
+_CHAIN_END = re.compile(r"[\w.]*$")
 #: Methods by which a class decides what attribute reads and writes do.
 _ACCESS_HOOK = re.compile(r"def[ \t]+__(?:setattr|getattribute|getattr|delattr)__\b|^[ \t]+__init__[ \t]*=", re.M)
 _DATACLASS_DECORATOR = re.compile(r"@(?:dataclasses\.)?dataclass\b")
-_IMPORTED_AS = re.compile(r"\bimport\b[^\n]*?\bas[ \t]+([A-Za-z_]\w*)")
-_GLOBAL = re.compile(r"^[ \t]+global[ \t]+([\w, \t]+)", re.M)
+_IMPORTED_AS = re.compile(r"import[ \t][^\n]*?\bas[ \t]+([A-Za-z_]\w*)")
+_GLOBAL = re.compile(r"global[ \t]+([\w, \t]+)")
 
 
 def _body_indent(lines: list[str], cls: ClassRange) -> int:
