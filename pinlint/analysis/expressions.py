@@ -183,6 +183,9 @@ class Evaluator:
             base = self.ev(node.value)
             if node.attr.value in torch_api.PYTHON_NUMBER_ATTRIBUTES:
                 return PYDATA  # `x.shape`: a tuple of Python ints on tensors and arrays alike
+            if node.attr.value in torch_api.VIEW_ATTRIBUTES and is_tensor(base):
+                # `t.T[0] = v`, `t.data.fill_(v)`: a view of its memory, which may be written.
+                self.host_escape(base, node, f"a view of it (`.{node.attr.value}`), which may be written")
             if self.summaries is not None and key is not None and key.startswith("self.") and key.count(".") == 1:
                 summary = self.summaries.attribute(self, key)
                 if summary is not None:
@@ -361,6 +364,9 @@ class Evaluator:
             for arg, value in zip(call.args, arg_values):
                 if arg.keyword is not None and arg.keyword.value == "out":
                     self.host_write(value, call, f"`out=` of `torch.{torch_name}()`")
+            if torch_name.endswith("_") and not torch_name.endswith("__") and arg_values:
+                # `torch.fill_(t, v)`, `torch.nn.init.ones_(t)`: in place, on the first argument.
+                self.host_write(arg_values[0], call, f"`torch.{torch_name}()`")
             return torch_semantics.torch_call(self, torch_name, call, arg_values)
         functional = self.names.functional(func)
         if functional in torch_api.FUNCTIONAL_DATA_FIRST and call.args:
@@ -381,11 +387,14 @@ class Evaluator:
         if type(func) is cst.Attribute:
             receiver = self.ev(func.value)
             method = func.attr.value
-            if method in torch_semantics.TENSOR_METHODS or method.endswith("_"):
+            if method in torch_semantics.TENSOR_METHODS or method.endswith("_") and is_tensor(receiver):
                 for arg in call.args:
                     self.ev(arg.value)  # a tensor method reads its arguments
-            else:
+            else:  # (`torch.nn.init.ones_(t)`: an in-place function of a module writes `t`)
                 self._escaping_args(call, f"`.{method}()`")
+            if method in torch_api.ALIASING_METHODS and is_tensor(receiver):
+                # Views (`t.split(2)`, `t.flatten()`) or its storage: a write through them writes it.
+                self.host_escape(receiver, func.value, f"`.{method}()`, whose result may share its memory")
             if method.endswith("_") and not method.endswith("__"):
                 self.host_write(receiver, call, f"`.{method}()`")  # PyTorch's in-place convention
             elif method == "numpy":

@@ -21,7 +21,7 @@ from pinlint.analysis.cst_walk import children, mentioned
 from pinlint.analysis.env import Changes, join
 from pinlint.analysis.expressions import Evaluator, device_tested
 from pinlint.analysis.scopes import dotted, flatten_targets
-from pinlint.analysis.values import TRUE, UNKNOWN, Kind, Origin, Value, is_pydata, parameter
+from pinlint.analysis.values import TRUE, UNKNOWN, Kind, Origin, Value, is_pydata, is_tensor, parameter
 
 
 def local_function(node: cst.FunctionDef) -> Value:
@@ -144,7 +144,10 @@ class Interpreter(Evaluator):
         env = self.env
         if type(statement) is cst.For:
             self.statement = statement.iter
-            self.ev(statement.iter)
+            iterated = self.ev(statement.iter)
+            if is_tensor(iterated):
+                # `for row in t:` yields views of its memory, which the body may write.
+                self.host_escape(iterated, statement.iter, "iterated (its rows are views of it)")
             self._bind(statement.target, UNKNOWN)  # loop items: unknown provenance
         else:
             self.statement = statement.test

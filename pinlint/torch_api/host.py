@@ -169,6 +169,36 @@ VIEW_METHODS: frozenset[str] = frozenset(
     }
 )
 
+#: Attributes that are views of the tensor's own memory: a write through them writes the tensor.
+VIEW_ATTRIBUTES: frozenset[str] = frozenset({"T", "mT", "H", "mH", "real", "imag", "data"})
+
+#: Methods whose result may share the tensor's memory (views, or tuples of them) beyond
+#: ``VIEW_METHODS``, or expose it (the storage): writes through them race an asynchronous copy.
+ALIASING_METHODS: frozenset[str] = frozenset(
+    {
+        "split",
+        "chunk",
+        "unbind",
+        "tensor_split",
+        "hsplit",
+        "vsplit",
+        "dsplit",
+        "flatten",
+        "ravel",
+        "t",
+        "transpose",
+        "permute",
+        "swapaxes",
+        "swapdims",
+        "movedim",
+        "diagonal",
+        "unfold",
+        "untyped_storage",
+        "storage",
+        "__setitem__",
+    }
+)
+
 #: Methods and functions that produce a host tensor in pageable memory from any tensor.
 TO_HOST_METHODS: frozenset[str] = frozenset({"cpu"})
 

@@ -593,4 +593,38 @@ HELPER_SOURCES = [
     ),
 ]
 
-PROGRAMS = HELPER_SCOPE_MORE + IMPORTS_MORE + HELPER_ARGS_MORE + CROSS_FILE + HELPER_SOURCES
+
+def _write_after_copy(write: str) -> str:
+    return f"""
+        import torch
+
+        def make(device):
+            x = torch.zeros(4)
+            y = x.to(device, non_blocking=True)
+            {write}
+            return y, x
+
+        def main(device):
+            return make(device)
+        """
+
+
+#: Writes after the copy through a view, the storage, or an in-place function: once the source
+#: is pinned, each races the asynchronous copy.
+RACES_MORE = [
+    P(f"r{30 + i}_{name}", "race", NOT_SAFE, _write_after_copy(write), note=f"`{write}` writes the copied tensor")
+    for i, (name, write) in enumerate(
+        [
+            ("transpose_view", "x.T[0] = 9"),
+            ("data_view", "x.data.fill_(9)"),
+            ("flatten_view", "x.flatten()[0] = 9"),
+            ("split_views", "a, b = x.split(2); a.fill_(1)"),
+            ("torch_in_place", "torch.fill_(x, 9)"),
+            ("init_in_place", "torch.nn.init.ones_(x)"),
+            ("setitem_call", "x.__setitem__(0, 9)"),
+            ("row_iteration", "[row.fill_(1) for row in x.view(2, 2)]"),
+        ]
+    )
+]
+
+PROGRAMS = HELPER_SCOPE_MORE + IMPORTS_MORE + HELPER_ARGS_MORE + CROSS_FILE + HELPER_SOURCES + RACES_MORE
