@@ -431,7 +431,12 @@ class Evaluator:
                 self._receiver_called(func.value, method)
             return result
         self.ev(func)
-        builtin = type(func) is cst.Name and func.value not in self.env
+        # A builtin unless bound here or at module level (`len = np.asarray` is no builtin).
+        builtin = (
+            type(func) is cst.Name
+            and func.value not in self.env
+            and func.value not in self.file_names.module_level_bindings
+        )
         if builtin and func.value in READ_ONLY_BUILTINS:
             for arg in call.args:
                 self.ev(arg.value)

@@ -627,4 +627,26 @@ RACES_MORE = [
     )
 ]
 
-PROGRAMS = HELPER_SCOPE_MORE + IMPORTS_MORE + HELPER_ARGS_MORE + CROSS_FILE + HELPER_SOURCES + RACES_MORE
+DATA_MORE = [
+    P(
+        "d30_builtin_shadowed_at_module_level",
+        "data",
+        NOT_SAFE,
+        """
+        import numpy as np
+        import torch
+
+        len = np.asarray
+
+        def make(device, xs):
+            t = torch.tensor(len(xs))
+            return t.to(device, non_blocking=True)
+
+        def main(device):
+            return make(device, [1, 2, 3])
+        """,
+        note="`len` is numpy's asarray here: pinning numpy data through torch.tensor raises",
+    ),
+]
+
+PROGRAMS = HELPER_SCOPE_MORE + IMPORTS_MORE + HELPER_ARGS_MORE + CROSS_FILE + HELPER_SOURCES + RACES_MORE + DATA_MORE
