@@ -416,3 +416,17 @@ def test_the_cache_sees_a_module_appear_and_a_package_change(tmp_path: Path) -> 
     assert _check(project, ".", *cache, cache=True) == []
     (project / "pkg" / "__init__.py").write_text("")
     assert _where(_check(project, ".", *cache, cache=True), project) == [("helpers.py", 5)]
+
+
+@pytest.mark.parametrize(
+    "rebinding",
+    [
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    pass\nelse:\n    make = lambda: None\n",
+        "from fast import *\n",  # may rebind `make`
+    ],
+)
+def test_an_import_the_importer_rebinds_is_not_followed(tmp_path: Path, rebinding: str) -> None:
+    main = "from helpers import make\n" + rebinding + "\n\ndef run(dev):\n    make().to(dev, non_blocking=True)\n"
+    fast = "import torch\n\n\ndef make():\n    return torch.zeros(3, pin_memory=True)\n"
+    _tree(tmp_path, {"pyproject.toml": "[tool.pinlint]\n", "helpers.py": _MAKE, "fast.py": fast, "main.py": main})
+    assert _check(tmp_path, ".") == []

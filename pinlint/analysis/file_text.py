@@ -26,6 +26,7 @@ class FileText:
         self._opaque_memo: dict[str, bool] = {}
         self._unusual_memo: dict[str, bool] = {}
         self._targets: dict[str, list[tuple[int, int]]] = {}
+        self._global_names: set[str] | None = None
         self._enclosing: EnclosingDefs | None = None
         #: def name -> [(0-based line, indented)]; attribute -> lines of ``self.<attr> = ...``;
         #: names declared at class level (``x: int``).
@@ -217,6 +218,29 @@ class FileText:
             if not width or self.enclosing_def(line) is None and self.class_at(line) is None:
                 return True  # at module level (not a local of some function, nor a class's)
         return False
+
+    def reassigned(self, name: str) -> bool:
+        """Whether module code assigns ``name`` (at any depth outside functions: under
+        ``if TYPE_CHECKING: ... else:``, ``if sys.platform ...``), a function declares it
+        ``global``, or a ``from m import *`` may rebind it: what an import bound may change."""
+        if name in self._globals():
+            return True
+        stars = [m.start() for m in re.finditer(r"import[ \t]+\*", self.text)]
+        if stars:
+            bound_at = [m.start() for m in re.finditer(rf"import\b[^\n]*\b{re.escape(name)}\b", self.text)]
+            if not bound_at or max(stars) > max(bound_at):
+                return True  # a star import after the name's import may rebind it
+        return any(
+            not width or self.enclosing_def(line) is None and self.class_at(line) is None
+            for line, width in self._assignment_lines(name)
+        )
+
+    def _globals(self) -> set[str]:
+        if self._global_names is None:
+            self._global_names = set()
+            for declared in _GLOBAL.findall(self.text):
+                self._global_names.update(n.strip() for n in declared.split(","))
+        return self._global_names
 
     def rebound(self, name: str) -> bool:
         """Whether the module's ``name`` may be bound to something else: a module-level

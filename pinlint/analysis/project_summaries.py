@@ -94,6 +94,9 @@ class ProjectSummaries:
             source = names.from_imports.get(func.value)
             if source is None or source == AMBIGUOUS_IMPORT or func.value in names.module_level_bindings:
                 return None  # not imported, imported from two places, or rebound here
+            here = self.modules.read(self.modules.path) if self.modules.path else None
+            if here is not None and here.scan.reassigned(func.value):
+                return None  # assigned here too (`else: make = other`), or a star import may rebind it
             level, module, name = source
             path = self.modules.module_file(level, module)
             return (path, name, MAX_REEXPORTS) if path is not None else None

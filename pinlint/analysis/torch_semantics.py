@@ -215,6 +215,8 @@ def _to(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: 
     if device is None:
         return _cast(receiver, call, "a dtype cast")  # dtype-only cast: a new host tensor (or itself)
     other_value = ctx.value_of(device)
+    if type(device) is cst.Attribute and device.attr.value == "device" and is_host(ctx.value_of(device.value)):
+        other_value = ctx.value_of(device.value)  # `.to(u.device)` of a host tensor `u` (or of itself): the host
     if is_tensor(other_value):
         if is_host(other_value):
             target = DeviceClass.HOST
