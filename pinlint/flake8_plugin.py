@@ -104,7 +104,7 @@ class PinlintChecker:
         if analysis.syntax_error is not None:
             return
         for finding in analysis.findings:
-            # flake8 honours `# noqa` on the reported line (and its logical line); pinlint also
+            # flake8 honours a noqa comment on the reported line (and its logical line); pinlint also
             # accepts it on the copy's line, which may be far below the construction.
             if not self.disable_noqa and noqa.suppresses(finding.noqa_codes, finding.code):
                 continue
