@@ -55,6 +55,11 @@ class Env:
             self.delete(stale)
         self.set(key, value)
 
+    def forget_under(self, key: str) -> None:
+        """What was known of ``key``'s attributes (``x.a``, ``x.a.b``...) is unknown from here on."""
+        for stale in self.keys_under(key):
+            self.set(stale, UNKNOWN)
+
     def keys_under(self, key: str) -> list[str]:
         return [k for k in self._under.get(key, ()) if k in self._values]
 

@@ -241,11 +241,8 @@ class Evaluator:
             self.ev(node.test)
             self.truth_test = previous
             d2h.read(self, node.test, "a truth test")
-            for key in device_tested(node.test):
-                if key in self.env:
-                    # `t if t.is_pinned() else t.pin_memory()`: which arm runs depends on where
-                    # `t` lives at run time (as for an `if` statement): forget what we knew.
-                    self.env.set(key, UNKNOWN)
+            # `t if t.is_pinned() else t.pin_memory()`: as for an `if` statement.
+            self.forget_tested(node.test)
             return self.ev(node.body) | self.ev(node.orelse)
         if type(node) is cst.NamedExpr:
             value = self.ev(node.value)
@@ -315,8 +312,7 @@ class Evaluator:
             for target in flatten_targets(for_in.target):
                 key = dotted(target.value if type(target) is cst.StarredElement else target)
                 if key is not None:
-                    for stale in self.env.keys_under(key):
-                        self.env.set(stale, UNKNOWN)
+                    self.env.forget_under(key)
                     self.env.set(key, UNKNOWN)  # an element of the iterable: unknown
             for condition in for_in.ifs:
                 self.ev(condition.test)
@@ -497,10 +493,16 @@ class Evaluator:
         key = dotted(node)
         if key is None:
             return
-        for stale in self.env.keys_under(key):
-            self.env.set(stale, UNKNOWN)
+        self.env.forget_under(key)
         if objects.is_object(value):
             self.env.set(key, UNKNOWN)
+
+    def forget_tested(self, test: cst.BaseExpression) -> None:
+        """A test of where a tensor lives or whether it is pinned (``if t.is_pinned():``): which
+        way it goes is decided at run time, so what was known of the tensor is forgotten."""
+        for key in device_tested(test):
+            if key in self.env:
+                self.env.set(key, UNKNOWN)
 
     def _receiver_called(self, receiver: cst.BaseExpression, method: str) -> None:
         """``x.method()`` may rebind ``x``'s attributes: those this function set are unknown

@@ -27,6 +27,7 @@ class FileText:
         self._unusual_memo: dict[str, bool] = {}
         self._targets: dict[str, list[tuple[int, int]]] = {}
         self._global_names: set[str] | None = None
+        self._star_imports: list[int] | None = None
         self._enclosing: EnclosingDefs | None = None
         #: def name -> [(0-based line, indented)]; attribute -> lines of ``self.<attr> = ...``;
         #: names declared at class level (``x: int``).
@@ -118,7 +119,7 @@ class FileText:
             family = self.family(class_name)
             opaque = family is None
             for cls in family or ():
-                header = "".join(self.lines[cls.start : cls.start + 1])
+                header = self.lines[cls.start]
                 body = "".join(self.lines[cls.start + 1 : cls.end])
                 decorators = []
                 row = cls.start - 1
@@ -196,6 +197,17 @@ class FileText:
             return False  # `self.x[i] = v`, `self.x.y = v`: writes into it, not a new value
         return bool(_DEL_OR_FOR.search(before)) or _before_assignment(after, _open_brackets(before))
 
+    def method_start(self, class_name: str, name: str) -> int | None:
+        """0-based ``def`` line of method ``name`` in the class family: one def of that name, else
+        None (an override within the family, or a method inherited from elsewhere)."""
+        family = self.family(class_name)
+        if family is None:
+            return None
+        starts = [
+            line for line, indented in self.defs(name) if indented and any(c.start < line < c.end for c in family)
+        ]
+        return starts[0] if len(starts) == 1 else None
+
     def top_level_classes(self, name: str) -> list[ClassRange]:
         """The classes named ``name`` at module level (by name, indexed once)."""
         if self._top_classes is None:
@@ -214,10 +226,15 @@ class FileText:
         for line, indented in self.defs(name):
             if indented and self.enclosing_def(line) is None and self.class_at(line) is None:
                 return True  # a def under a module-level `if`/`try`
-        for line, width in self._assignment_lines(name):
-            if not width or self.enclosing_def(line) is None and self.class_at(line) is None:
-                return True  # at module level (not a local of some function, nor a class's)
-        return False
+        return self._assigned_at_module_level(name)
+
+    def _assigned_at_module_level(self, name: str) -> bool:
+        """An assignment names ``name`` in module code (at any depth outside functions and class
+        bodies: under `if`/`try`), not as a local of some function."""
+        return any(
+            not width or self.enclosing_def(line) is None and self.class_at(line) is None
+            for line, width in self._assignment_lines(name)
+        )
 
     def reassigned(self, name: str) -> bool:
         """Whether module code assigns ``name`` (at any depth outside functions: under
@@ -225,15 +242,22 @@ class FileText:
         ``global``, or a ``from m import *`` may rebind it: what an import bound may change."""
         if name in self._globals():
             return True
-        stars = [m.start() for m in re.finditer(r"import[ \t]+\*", self.text)]
-        if stars:
-            bound_at = [m.start() for m in re.finditer(rf"import\b[^\n]*\b{re.escape(name)}\b", self.text)]
-            if not bound_at or max(stars) > max(bound_at):
-                return True  # a star import after the name's import may rebind it
-        return any(
-            not width or self.enclosing_def(line) is None and self.class_at(line) is None
-            for line, width in self._assignment_lines(name)
-        )
+        if self._star_imports is None:
+            self._star_imports = [m.start() for m in _STAR_IMPORT.finditer(self.text)]
+        if self._star_imports and self._last_import_of(name) < self._star_imports[-1]:
+            return True  # a star import after the name's import may rebind it
+        return self._assigned_at_module_level(name)
+
+    def _last_import_of(self, name: str) -> int:
+        """Offset of the last import line that mentions ``name`` (-1: none)."""
+        text, last = self.text, -1
+        at = text.find(name)
+        while at >= 0:
+            line_start = text.rfind("\n", 0, at) + 1
+            if _IMPORT_STATEMENT.match(text, line_start):
+                last = line_start
+            at = text.find(name, at + len(name))
+        return last
 
     def _globals(self) -> set[str]:
         if self._global_names is None:
@@ -249,8 +273,7 @@ class FileText:
         if self._top_assigned is None:
             self._top_assigned = set(_TOP_LEVEL_ASSIGNMENT.findall(self.text))
             self._top_assigned.update(_IMPORTED_AS.findall(self.text))
-            for declared in _GLOBAL.findall(self.text):
-                self._top_assigned.update(n.strip() for n in declared.split(","))
+            self._top_assigned.update(self._globals())
         return name in self._top_assigned
 
     def assigns_in(self, cls: ClassRange, attr: str) -> bool:
@@ -283,12 +306,13 @@ class FileText:
             for needle, pattern in _INDIRECT_NEEDLES:
                 at = text.find(needle)
                 while at >= 0:
-                    line_start = text.rfind("\n", 0, at) + 1
-                    match = pattern.match(text, line_start if needle == "__dict__" else at)
-                    if needle == "__dict__":
+                    if needle == "__dict__":  # the object is written before the needle: search its line
+                        line_end = text.find("\n", at)
                         match = pattern.search(
-                            text, line_start, text.find("\n", at) if "\n" in text[at:] else len(text)
+                            text, text.rfind("\n", 0, at) + 1, len(text) if line_end < 0 else line_end
                         )
+                    else:
+                        match = pattern.match(text, at)
                     if match is not None:
                         name = match.group("name")
                         if name:
@@ -346,6 +370,8 @@ _ACCESS_HOOK = re.compile(r"def[ \t]+__(?:setattr|getattribute|getattr|delattr)_
 _DATACLASS_DECORATOR = re.compile(r"@(?:dataclasses\.)?dataclass\b")
 _IMPORTED_AS = re.compile(r"import[ \t][^\n]*?\bas[ \t]+([A-Za-z_]\w*)")
 _GLOBAL = re.compile(r"global[ \t]+([\w, \t]+)")
+_STAR_IMPORT = re.compile(r"import[ \t]+\*")
+_IMPORT_STATEMENT = re.compile(r"[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import\b")
 
 
 def _body_indent(lines: list[str], cls: ClassRange) -> int:

@@ -19,7 +19,7 @@ from pinlint.analysis import d2h
 from pinlint.analysis.budget import BudgetExceeded
 from pinlint.analysis.cst_walk import children, mentioned
 from pinlint.analysis.env import Changes, join
-from pinlint.analysis.expressions import Evaluator, device_tested
+from pinlint.analysis.expressions import Evaluator
 from pinlint.analysis.scopes import dotted, flatten_targets
 from pinlint.analysis.values import TRUE, UNKNOWN, Kind, Origin, Value, is_pydata, is_tensor, parameter
 
@@ -114,11 +114,9 @@ class Interpreter(Evaluator):
             self.statement = current.test
             self.ev(current.test)
             d2h.read(self, current.test, "a truth test")
-            for key in device_tested(current.test):
-                if key in env:
-                    # `if x.is_cpu: ... else: x.to(dev, non_blocking=True)`: the branches depend
-                    # on where x lives at run time, which we cannot decide. Forget what we knew.
-                    env.set(key, UNKNOWN)
+            # `if x.is_cpu: ... else: x.to(dev, non_blocking=True)`: the branches depend on where
+            # x lives at run time, which we cannot decide.
+            self.forget_tested(current.test)
             tested = env.changes_since(mark)  # the tests (and what they forgot) hold on every later path
             self._suite(current.body)
             if not _leaves(current.body):
@@ -153,9 +151,7 @@ class Interpreter(Evaluator):
             self.statement = statement.test
             self.ev(statement.test)
             d2h.read(self, statement.test, "a truth test")
-            for key in device_tested(statement.test):
-                if key in env:
-                    env.set(key, UNKNOWN)  # `while not t.is_pinned():`, as for an `if` test
+            self.forget_tested(statement.test)  # `while not t.is_pinned():`, as for an `if` test
         # Only a loop inside another loop is walked again: only its inputs are worth a memo key.
         key = self._loop_inputs(statement) if self.loop_stack else None
         memo = self._loop_memo.get(id(statement)) if key is not None else None
@@ -316,9 +312,7 @@ class Interpreter(Evaluator):
         else:
             self._visit_children(small)  # Expr, Return, Assert, Raise...: evaluate what they hold
             if type(small) is cst.Assert:
-                for key in device_tested(small.test):
-                    if key in self.env:
-                        self.env.set(key, UNKNOWN)  # `assert t.is_pinned()`: it decides, not its origin
+                self.forget_tested(small.test)  # `assert t.is_pinned()`: it decides, not its origin
 
     # ------------------------------------------------------------------ bindings
     def _record_binding(self, target: cst.BaseExpression) -> None:

@@ -121,13 +121,8 @@ def method(summaries: FileSummaries, base: Value, name: str) -> tuple[FileSummar
     owner = _summaries_of(summaries, class_file)
     if owner is None:
         return None
-    family = owner.scan.family(class_name)
-    if family is None:
-        return None
-    starts = [
-        line for line, indented in owner.scan.defs(name) if indented and any(c.start < line < c.end for c in family)
-    ]
-    return (owner, starts[0]) if len(starts) == 1 else None
+    start = owner.scan.method_start(class_name, name)
+    return (owner, start) if start is not None else None
 
 
 def _summaries_of(summaries: FileSummaries, path: str) -> FileSummaries | None:

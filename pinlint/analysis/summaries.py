@@ -83,6 +83,8 @@ class FileSummaries:
         #: The other files of the project, for calls to functions imported from them (None: this
         #: file is itself another file's callee, and answers from within itself).
         self.project: ProjectSummaries | None = None
+        #: def line of a method -> (its segment, whether it calls other methods of `self`).
+        self._method_bodies: dict[int, tuple[Segment, bool]] = {}
         #: This file's absolute path (None: not known, as for stdin without a name).
         self.path: str | None = None
 
@@ -379,20 +381,19 @@ class FileSummaries:
         if class_name is None:
             return True  # not a method of a class of this file: anything may happen
         lines = self.scan.attribute_lines(class_name, attr)
-        family = self.scan.family(class_name)
-        if lines is None or family is None:
+        if lines is None:
             return True  # set in ways the text scan does not follow
-        starts = [
-            line
-            for line, indented in self.scan.defs(method)
-            if indented and any(c.start < line < c.end for c in family)
-        ]
-        if len(starts) != 1:
+        start = self.scan.method_start(class_name, method)
+        if start is None:
             return True  # inherited from elsewhere, or defined twice: which one runs is unknown
-        body = segment_for(self.lines, starts[0])
+        if start not in self._method_bodies:
+            body = segment_for(self.lines, start)
+            calls = _CALLS_SELF_METHOD.search("".join(self.lines[body.start + 1 : body.end])) is not None
+            self._method_bodies[start] = (body, calls)
+        body, calls_others = self._method_bodies[start]
         if any(body.start <= line < body.end for line in lines):
             return True
-        if _CALLS_SELF_METHOD.search("".join(self.lines[body.start + 1 : body.end])) is None:
+        if not calls_others:
             return False
         # It calls other methods: one of them may be any method that assigns the attribute,
         # other than the caller itself.

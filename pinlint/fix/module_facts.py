@@ -128,11 +128,17 @@ def module_facts(tree: ast.Module, own: str | None, is_package: bool, text: str 
             helper_names[local] = module
     module_defs = [b for b in found.module if b.kind == DEF and b.name == NAME]
     for b in module_defs:
-        if not b.dead and not b.conditional and not _rebound_at_module_level(tree) and not _script(tree, own):
+        if (
+            not b.dead
+            and not b.conditional
+            and not _rebound_at_module_level(tree)
+            and not _script(tree, own, is_package)
+        ):
             node = b.node
             assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-            # A decorator may change what the helper takes (or is): its signature is unknown.
-            signature = signature_of(node) if not node.decorator_list else Signature("unknown")
+            # A decorator other than a cache may change what the helper takes (or is): its
+            # signature is then unknown.
+            signature = signature_of(node) if _transparently_decorated(node) else Signature("unknown")
             facts.definition = asdict(signature)
             helper_names.setdefault(NAME, own or "")
     # Imported names, for `pin_memory=PIN_MEMORY` (module-level imports only).
@@ -193,18 +199,43 @@ class _Bound:
     conditional: bool = False
 
 
-def _script(tree: ast.Module, own: str | None) -> bool:
-    """A top-level module (no package) that runs calls when imported (``print(...)``,
-    ``main()``): a script, which an inserted import would run."""
-    if own is not None and "." in own:
+def _transparently_decorated(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Every decorator keeps the function's signature (``@functools.cache``, ``@lru_cache()``),
+    as the analysis's summaries judge them (``torch_api.TRANSPARENT_DECORATORS``)."""
+    for decorator in node.decorator_list:
+        expression = decorator.func if isinstance(decorator, ast.Call) else decorator
+        parts: list[str] = []
+        while isinstance(expression, ast.Attribute):
+            parts.append(expression.attr)
+            expression = expression.value
+        if not isinstance(expression, ast.Name):
+            return False
+        if ".".join([expression.id, *reversed(parts)]) not in torch_api.TRANSPARENT_DECORATORS:
+            return False
+    return True
+
+
+def _script(tree: ast.Module, own: str | None, is_package: bool) -> bool:
+    """A top-level module (no package, nor a package's ``__init__``) that runs calls when
+    imported (``print(...)``, ``main()``): a script, which an inserted import would run."""
+    if is_package or own is not None and "." in own:
         return False
     return any(isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) for node in tree.body)
 
 
 def _rebound_at_module_level(tree: ast.Module) -> bool:
     """The module assigns or deletes the helper's name besides its ``def`` (``NAME = ...``,
-    ``del NAME``): what an import of it gets is not that function."""
-    for node in ast.walk(tree):
+    ``del NAME``, under an ``if``/``try`` too): what an import of it gets is not that function.
+    Function and class bodies bind names of their own, unless a function declares it ``global``."""
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _FUNCTIONS) and NAME in _declared_global(node.body):
+            return True
+        if isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.stmt):
+            stack.extend(child for body, _ in _bodies(node) for child in body)
         targets: list[ast.expr] = []
         if isinstance(node, ast.Assign):
             targets = list(node.targets)

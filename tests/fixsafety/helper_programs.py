@@ -570,6 +570,45 @@ HELPER_SOURCES = [
         note="module code calls make() before the import below it runs: the fix must import at the top",
     ),
     P(
+        "h37_helper_only_in_a_script",
+        "imports",
+        NOT_SAFE,
+        _COPY,
+        helper="",
+        config="",
+        files={
+            "bench.py": """
+        import torch
+
+        def is_pin_memory_available(device=None):
+            return torch.cuda.is_available()
+
+        print("benchmark started")
+        """
+        },
+        note="importing the script runs it: the program prints a line it did not print before",
+    ),
+    P(
+        "h38_helper_behind_a_cache",
+        "imports",
+        SAFE,
+        _COPY,
+        helper="",
+        config="",
+        files={
+            "helpers.py": """
+        import functools
+
+        import torch
+
+        @functools.lru_cache(maxsize=None)
+        def is_pin_memory_available(device=None):
+            return torch.cuda.is_available()
+        """
+        },
+        note="a cache keeps the helper's signature: the fix imports and calls it",
+    ),
+    P(
         "h36_device_is_a_property",
         "helper-args",
         NOT_SAFE,
