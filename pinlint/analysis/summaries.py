@@ -21,6 +21,7 @@ import libcst as cst
 from pinlint import torch_api
 from pinlint.analysis import objects
 from pinlint.analysis.classes import _method_classes
+from pinlint.analysis.devices import DeviceClass, classify_device
 from pinlint.analysis.events import EventSink
 from pinlint.analysis.file_text import FileText
 from pinlint.analysis.names import FileNames
@@ -28,7 +29,7 @@ from pinlint.analysis.parse import parse
 from pinlint.analysis.positions import Positions
 from pinlint.analysis.scopes import iter_statements
 from pinlint.analysis.triage import Segment, segment_for, segment_text
-from pinlint.analysis.values import Kind, Value
+from pinlint.analysis.values import Kind, Value, is_true, only
 
 if TYPE_CHECKING:
     from pinlint.analysis.events import ParameterCopy
@@ -478,9 +479,6 @@ def _copies_here(evaluator: Evaluator, function: cst.FunctionDef, call: cst.Call
     """Whether the callee's copy is still a non_blocking copy to a device with this call's
     arguments: ``non_blocking=nb`` or a target that is a parameter takes what the caller passes
     (``g(t, dev, nb=False)``, ``conv(t, torch.float16)``, ``mv(t, "cpu")``)."""
-    from pinlint.analysis.devices import DeviceClass, classify_device
-    from pinlint.analysis.values import is_true, only
-
     params = {
         p.name.value for p in [*function.params.posonly_params, *function.params.params, *function.params.kwonly_params]
     }
