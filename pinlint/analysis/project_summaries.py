@@ -11,7 +11,6 @@ rebound in the file, defined twice) is unknown. A function that cannot make or c
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
@@ -234,24 +233,26 @@ class ProjectSummaries:
         return [f for f in self.files.values() if f is not None and f.started and f.summaries.all_parsed()]
 
 
-@functools.lru_cache(maxsize=4096)
-def _call_pattern(name: str) -> re.Pattern[str]:
-    """Compiled once per name: a project has more imported names than ``re``'s own cache holds."""
-    return re.compile(rf"{re.escape(name)}(?:\.([A-Za-z_]\w*))?[ \t]*\(")
+#: What may follow an imported name in a call: ``.attr`` and the opening parenthesis.
+_AFTER_NAME = re.compile(r"(?:\.([A-Za-z_]\w*))?[ \t]*\(")
 
 
 def _calls_of(names: Iterable[str], text: str) -> set[tuple[str, str]]:
     """``(name, "")`` for each ``name(`` and ``(name, attr)`` for each ``name.attr(`` in ``text``
-    (not ``x.name(``), for the given names only: a pattern that starts with the name's letters
-    is found by a fast literal search, where one that matches any identifier tries every
-    position of a large file."""
+    (not ``x.name(``), for the given names only: each name is found by a literal search and
+    what follows it matched in place (a regex per name costs a compilation per name, and one
+    that matches any identifier tries every position of a large file)."""
     found: set[tuple[str, str]] = set()
     for name in sorted(names):
         if not name.isidentifier() or name not in text:
             continue  # `*` of a star import names no function
-        for match in _call_pattern(name).finditer(text):
-            before = text[match.start() - 1] if match.start() else " "
-            if before.isalnum() or before in "._":
-                continue  # part of a longer name, or an attribute of something else
-            found.add((name, match.group(1) or ""))
+        at = text.find(name)
+        while at != -1:
+            before = text[at - 1] if at else " "
+            end = at + len(name)
+            match = _AFTER_NAME.match(text, end)
+            if match is not None and not (before.isalnum() or before in "._"):
+                # not part of a longer name, nor an attribute of something else
+                found.add((name, match.group(1) or ""))
+            at = text.find(name, match.end() if match is not None else end)
     return found

@@ -31,8 +31,8 @@ class SourceTokens:
         extra = [n.rsplit(".", 1)[-1] for n in (*names.torch_functions, *names.host_functions)]
         self.needles = [f"{name}(" for name in (*_SOURCE_NAMES, *extra)] + ['"cpu', "'cpu"]
         self._file_has_source: bool | None = None
-        #: One regex for "calls a function defined in this file" (not one `in` test per name).
-        self._calls_defined: re.Pattern[str] | None = None
+        #: The names of the functions defined in this file (their calls may hand over a tensor).
+        self._defined: frozenset[str] = frozenset()
         self._names = names
         self._calls_imported: re.Pattern[str] | bool | None = None
 
@@ -57,16 +57,17 @@ class SourceTokens:
         somewhere, and the segment reads ``self.`` attributes or calls a function defined here."""
         if self._file_has_source is None:
             self._file_has_source = self.search(text)
-            defined = sorted(set(_DEF_NAME.findall(text)))
-            if defined:
-                self._calls_defined = re.compile(r"\b(?:" + "|".join(map(re.escape, defined)) + r")\(")
+            self._defined = frozenset(_DEF_NAME.findall(text))
         if not self._file_has_source:
             return False
         if "self." in segment:
             return True
-        return self._calls_defined is not None and self._calls_defined.search(segment) is not None
+        # The called words, matched against the set (an alternation of every name defined in a
+        # large file takes longer to compile than the search saves).
+        return bool(self._defined) and not self._defined.isdisjoint(_CALLED_WORD.findall(segment))
 
 
+_CALLED_WORD = re.compile(r"\b(\w+)\(")
 _DEF_NAME = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 
 
