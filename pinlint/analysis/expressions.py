@@ -101,6 +101,7 @@ class Evaluator:
         self.summaries = summaries
         #: ``self.<attr>`` -> every value this function assigns to it.
         self.attribute_values: dict[str, Value] = {}
+        self.data_not_python: set[int] = set()
         #: The values of this function's ``return`` statements.
         self.returns: list[Value] = []
         #: Nested ``def``s of this function, by name.
@@ -181,6 +182,16 @@ class Evaluator:
             if self.names.is_dtype_attribute(node):
                 return DTYPE  # `torch.float16`
             base = self.ev(node.value)
+            if (
+                self.summaries is not None
+                and type(node.value) is cst.Name
+                and node.value.value == "self"
+                and self.summaries.is_method(self, node.attr.value)
+            ):
+                # `h = self.repin`: a bound method, called later through another name. What
+                # it may assign is unknown from here on.
+                self._receiver_called(node.value, node.attr.value)
+                return UNKNOWN
             if node.attr.value in torch_api.PYTHON_NUMBER_ATTRIBUTES:
                 return PYDATA  # `x.shape`: a tuple of Python ints on tensors and arrays alike
             if node.attr.value in torch_api.VIEW_ATTRIBUTES and is_tensor(base):
@@ -393,8 +404,15 @@ class Evaluator:
                 self.host_escape(receiver, func.value, f"`.{method}()`, whose result may share its memory")
             if method.endswith("_") and not method.endswith("__"):
                 self.host_write(receiver, call, f"`.{method}()`")  # PyTorch's in-place convention
+            if method in torch_api.STORAGE_REPLACING_METHODS:
+                replaced = dotted(func.value)
+                if replaced is not None and replaced in self.env:
+                    self.env.set(replaced, UNKNOWN)  # `t.set_(other)`: now other's memory
             elif method == "numpy":
                 self.host_write(receiver, call, "a numpy view (`.numpy()`), which may be written")
+                if is_tensor(receiver):
+                    # `n = t.numpy()` before the copy, `n[0] = 9` after it: the array is t's memory.
+                    self.host_escape(receiver, call, "viewed as a numpy array (`.numpy()`), which shares its memory")
             if method == "append" and type(func.value) in (cst.Name, cst.Attribute):
                 self._appended(func.value, call)
             if (
@@ -445,6 +463,10 @@ class Evaluator:
             if not _loads_on_host(library, call):
                 return UNKNOWN  # loaded onto a device, or one chosen at run time
             return pageable(call, pinnable=False, what=f"`{library}(...)`")
+        if (type(func) is cst.Name and func.value in self.env and func.value not in self.local_functions) or type(
+            func
+        ) is cst.Subscript:
+            self._callable_called()
         if type(func) is cst.Name and func.value in self.local_functions:
             # A nested function that declares `nonlocal t` may rebind `t` when it runs.
             for name in _nonlocal_names(self.local_functions[func.value]):
@@ -493,6 +515,8 @@ class Evaluator:
         key = dotted(node)
         if key is None:
             return
+        if self._aliases_self(key):
+            self.env.forget_under("self")  # `o = self; hook(o)`
         self.env.forget_under(key)
         if objects.is_object(value):
             self.env.set(key, UNKNOWN)
@@ -503,6 +527,26 @@ class Evaluator:
         for key in device_tested(test):
             if key in self.env:
                 self.env.set(key, UNKNOWN)
+        for key in _flags_tested(test):
+            if self.env.get(key) == TRUE:
+                # `if pin: t = t.pin_memory()` then `t.to(dev, non_blocking=pin)`: the flag
+                # (`True` by default) decides both, and on the path where it is false the copy
+                # blocks. Once tested it is no longer `True` on every path.
+                self.env.set(key, UNKNOWN)
+
+    def _aliases_self(self, key: str) -> bool:
+        """``key`` holds this method's ``self`` (``o = self``)."""
+        own = self.env.get("self")
+        return key != "self" and own is not None and self.env.get(key) == own
+
+    def _callable_called(self) -> None:
+        """A callable held in a variable (``for hook in self.hooks: hook()``) may be a bound
+        method of ``self`` that the file hands around (``s.hooks.append(s.repin)``): what those
+        methods may assign is unknown from here on."""
+        if self.summaries is None or "self" not in self.env:
+            return
+        for method in sorted(self.summaries.referenced_methods(self)):
+            self._receiver_called(cst.Name("self"), method)
 
     def _receiver_called(self, receiver: cst.BaseExpression, method: str) -> None:
         """``x.method()`` may rebind ``x``'s attributes: those this function set are unknown
@@ -511,6 +555,8 @@ class Evaluator:
         key = dotted(receiver)
         if key is None:
             return
+        if self._aliases_self(key):
+            self._receiver_called(cst.Name("self"), method)  # `o = self; o.repin()`
         for stale in self.env.keys_under(key):
             attr = stale[len(key) + 1 :].split(".", 1)[0]
             if attr == "[]":
@@ -525,12 +571,13 @@ class Evaluator:
 
 
 def _nonlocal_names(function: cst.FunctionDef) -> set[str]:
-    """The names ``function`` (or a function nested in it) declares ``nonlocal``."""
+    """The names ``function`` (or a function nested in it) declares ``nonlocal`` or ``global``
+    (a global this scope also declares is rebound for it too)."""
     found: set[str] = set()
     for statement in iter_statements([function], into_functions=True):
         if type(statement) is cst.SimpleStatementLine:
             for small in statement.body:
-                if type(small) is cst.Nonlocal:
+                if type(small) in (cst.Nonlocal, cst.Global):
                     found.update(item.name.value for item in small.names)
     return found
 
@@ -556,6 +603,23 @@ def _loads_on_host(library: str, call: cst.Call) -> bool:
     if device is None:
         return True  # the default: the CPU
     return type(device) is cst.SimpleString and device.evaluated_value == "cpu"
+
+
+def _flags_tested(test: cst.BaseExpression) -> set[str]:
+    """Names whose truth an ``if`` test decides on (``pin``, ``not pin``, ``pin and x``)."""
+    found: set[str] = set()
+    stack: list[cst.BaseExpression] = [test]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Name:
+            found.add(node.value)
+        elif type(node) is cst.BooleanOperation:
+            stack.extend((node.left, node.right))
+        elif type(node) is cst.UnaryOperation and type(node.operator) is cst.Not:
+            stack.append(node.expression)
+        elif type(node) is cst.NamedExpr:
+            stack.append(node.target)
+    return found
 
 
 def device_tested(test: cst.BaseExpression) -> set[str]:

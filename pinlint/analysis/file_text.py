@@ -38,6 +38,7 @@ class FileText:
         self._line_index: LineIndex | None = None
         self._top_assigned: set[str] | None = None
         self._top_classes: dict[str, list[ClassRange]] | None = None
+        self._referenced: frozenset[str] | None = None
 
     def classes(self) -> list[ClassRange]:
         if self._classes is None:
@@ -208,6 +209,18 @@ class FileText:
         ]
         return starts[0] if len(starts) == 1 else None
 
+    def referenced_methods(self, class_name: str) -> frozenset[str]:
+        """Methods of the class family that the file names without calling them (``s.repin``
+        handed to a list of hooks, ``h = self.repin``): a call of an unknown callable may be
+        one of them."""
+        if self._referenced is None:
+            # Every `.name` not followed by `(`, `=` or another `.`, in one scan of the text.
+            self._referenced = frozenset(_REFERENCED_ATTRIBUTE.findall(self.text))
+        family = self.family(class_name)
+        if family is None or not self._referenced:
+            return frozenset()
+        return frozenset(name for name in self._referenced if self.method_start(class_name, name) is not None)
+
     def top_level_classes(self, name: str) -> list[ClassRange]:
         """The classes named ``name`` at module level (by name, indexed once)."""
         if self._top_classes is None:
@@ -339,6 +352,7 @@ class FileText:
         return self._def_index.get(name, [])
 
 
+_REFERENCED_ATTRIBUTE = re.compile(r"\.([A-Za-z_]\w*)\b(?![ \t]*[(.=\w])")
 _TOP_LEVEL_ASSIGNMENT = re.compile(r"^([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
 _DEF_LINE = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.M)
 _SELF_ASSIGNMENT = re.compile(r"^[ \t]*self\.(\w+)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)

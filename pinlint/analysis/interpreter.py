@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import libcst as cst
 
+from pinlint import torch_api
 from pinlint.analysis import d2h
 from pinlint.analysis.budget import BudgetExceeded
 from pinlint.analysis.cst_walk import children, mentioned
+from pinlint.analysis.devices import DeviceClass, classify_device
 from pinlint.analysis.env import Changes, join
 from pinlint.analysis.expressions import Evaluator
 from pinlint.analysis.scopes import dotted, flatten_targets
-from pinlint.analysis.values import TRUE, UNKNOWN, Kind, Origin, Value, is_pydata, is_tensor, parameter
+from pinlint.analysis.values import HOST_DEVICE, TRUE, UNKNOWN, Kind, Origin, Value, is_pydata, is_tensor, parameter
 
 
 def local_function(node: cst.FunctionDef) -> Value:
@@ -45,9 +47,15 @@ class Interpreter(Evaluator):
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         #: id(loop) -> (the loop's inputs when last walked, what it changed then).
-        self._loop_memo: dict[int, tuple[LoopKey, Changes]] = {}
+        self._loop_memo: dict[int, tuple[LoopKey, Changes, list[Changes]]] = {}
         #: id(loop) -> the names and attribute chains the loop mentions (its possible inputs).
         self._loop_names: dict[int, tuple[str, ...]] = {}
+        #: No path reaches the statement being walked: the last one returned, raised, broke
+        #: out or continued (what follows it in its block is not walked).
+        self.dead = False
+        #: Per enclosing loop: the states at its `break`s and `continue`s (change maps against
+        #: the state its current iteration started from), and that iteration's mark.
+        self._exits: list[tuple[list[Changes], list[Changes], int]] = []
 
     # ------------------------------------------------------------------ statements
     def run(self) -> None:
@@ -69,6 +77,8 @@ class Interpreter(Evaluator):
     def _block(self, statements: list[cst.CSTNode]) -> None:
         for statement in statements:
             self._statement(statement)
+            if self.dead:
+                return  # the rest of the block is unreachable: its copies never run
 
     def _suite(self, suite: cst.BaseSuite) -> None:
         if type(suite) is cst.IndentedBlock:
@@ -77,6 +87,8 @@ class Interpreter(Evaluator):
             for small in suite.body:
                 self.statement = suite
                 self._small_statement(small)
+                if self.dead:
+                    return
 
     def _statement(self, statement: cst.CSTNode) -> None:
         self.step()
@@ -84,6 +96,8 @@ class Interpreter(Evaluator):
             self.statement = statement
             for small in statement.body:
                 self._small_statement(small)
+                if self.dead:
+                    return
         elif type(statement) is cst.If:
             self._if(statement)
         elif type(statement) in (cst.For, cst.While):
@@ -119,8 +133,9 @@ class Interpreter(Evaluator):
             self.forget_tested(current.test)
             tested = env.changes_since(mark)  # the tests (and what they forgot) hold on every later path
             self._suite(current.body)
-            if not _leaves(current.body):
+            if not self.dead:  # a branch that returns or raises: nothing after the `if` sees it
                 outcomes.append(env.changes_since(mark))
+            self.dead = False
             env.undo(mark)
             env.apply(tested)
             orelse = current.orelse
@@ -129,14 +144,16 @@ class Interpreter(Evaluator):
                 continue
             if orelse is not None:
                 self._suite(orelse.body)
-            if orelse is None or not _leaves(orelse.body):
+            if not self.dead:
                 outcomes.append(env.changes_since(mark))
+            self.dead = False
             current = None
-        if not outcomes:
-            outcomes.append(env.changes_since(mark))  # every branch leaves: nothing after runs
         env.undo(mark)
         env.close(mark)
-        env.merge(outcomes)
+        if outcomes:
+            env.merge(outcomes)
+        else:
+            self.dead = True  # every branch leaves: nothing after the `if` runs
 
     def _loop(self, statement: cst.For | cst.While) -> None:
         env = self.env
@@ -157,12 +174,15 @@ class Interpreter(Evaluator):
         memo = self._loop_memo.get(id(statement)) if key is not None else None
         if memo is not None and memo[0] == key:
             env.apply(memo[1])  # same inputs as last time: same effect, same events
+            breaks = memo[2]
         else:
             mark = env.mark()
             self.loop_stack.append(id(statement))
+            breaks = []
             try:
                 for _ in range(_MAX_LOOP_ITERATIONS):
-                    if not self._iterate(statement.body):
+                    grew, breaks = self._iterate(statement.body)
+                    if not grew:
                         break
                 else:
                     # Not settled (cannot happen in a finite lattice): forget what it touched.
@@ -173,31 +193,53 @@ class Interpreter(Evaluator):
             changes = env.changes_since(mark)
             env.close(mark)
             if key is not None:
-                self._loop_memo[id(statement)] = (key, changes)
-        if statement.orelse is not None:
-            self._suite(statement.orelse.body)
+                self._loop_memo[id(statement)] = (key, changes, breaks)
+        # After the loop: its normal end (the test false, the items exhausted; then the `else`
+        # clause), or a `break` (the states of the last, settled iteration's breaks).
+        mark = env.mark()
+        outcomes: list[Changes] = []
+        if not _endless(statement):
+            if statement.orelse is not None:
+                self._suite(statement.orelse.body)
+            if not self.dead:
+                outcomes.append(env.changes_since(mark))
+            self.dead = False
+            env.undo(mark)
+        env.close(mark)
+        outcomes.extend(breaks)
+        if outcomes:
+            env.merge(outcomes)
+        else:
+            self.dead = True  # `while True:` with no `break`: nothing after it runs
 
-    def _iterate(self, body: cst.BaseSuite) -> bool:
-        """Walk the body once more from the current state; join what it changed into the state
-        (a value bound in the body may or may not be, after zero or more iterations). Whether
-        anything grew."""
+    def _iterate(self, body: cst.BaseSuite) -> tuple[bool, list[Changes]]:
+        """Walk the body once more from the current state; join what it changed by the end of
+        the body or at a ``continue`` into the state (a value bound in the body may or may not
+        be, after zero or more iterations). Whether anything grew, and the states at the body's
+        ``break`` statements."""
         env = self.env
         mark = env.mark()
-        self._suite(body)
-        changes = env.changes_since(mark)
+        self._exits.append(([], [], mark))
+        try:
+            self._suite(body)
+        finally:
+            breaks, continues, _ = self._exits.pop()
+        ends = [*continues, env.changes_since(mark)] if not self.dead else continues
+        self.dead = False
         env.undo(mark)
         env.close(mark)
         grew = False
-        for name, value in changes.items():
-            current = env.get(name)
-            joined = join(current, value)
-            if joined != current:
-                grew = True
-                if joined is None:
-                    env.delete(name)
-                else:
-                    env.set(name, joined)
-        return grew
+        for changes in ends:
+            for name, value in changes.items():
+                current = env.get(name)
+                joined = join(current, value)
+                if joined != current:
+                    grew = True
+                    if joined is None:
+                        env.delete(name)
+                    else:
+                        env.set(name, joined)
+        return grew, breaks
 
     def _loop_inputs(self, statement: cst.For | cst.While) -> LoopKey:
         """What a walk of the loop depends on: the values of the names it mentions (and of
@@ -219,9 +261,10 @@ class Interpreter(Evaluator):
         mark = env.mark()
         self._suite(statement.body)
         body = env.changes_since(mark)
-        if statement.orelse is not None:
+        if statement.orelse is not None and not self.dead:
             self._suite(statement.orelse.body)
-        outcomes = [env.changes_since(mark)]
+        outcomes = [env.changes_since(mark)] if not self.dead else []
+        self.dead = False
         env.undo(mark)
         for handler in statement.handlers:
             # The body may have stopped anywhere: its changes may or may not have happened.
@@ -229,13 +272,17 @@ class Interpreter(Evaluator):
             if handler.name is not None:
                 self._bind(handler.name.name, UNKNOWN)  # the exception object
             self._suite(handler.body)
-            if not _leaves(handler.body):  # a handler that returns or raises: nothing after runs
+            if not self.dead:  # a handler that returns, raises or continues: nothing after runs
                 outcomes.append(env.changes_since(mark))
+            self.dead = False
             env.undo(mark)
         env.close(mark)
-        env.merge(outcomes)
+        # Nothing reaches past the `try` when every outcome leaves; its `finally` still runs,
+        # from anywhere in the body.
+        env.merge(outcomes or [body, {}])
         if statement.finalbody is not None:
             self._suite(statement.finalbody.body)
+        self.dead = self.dead or not outcomes
 
     def _with(self, statement: cst.With) -> None:
         previous = self.default_device_unknown
@@ -250,6 +297,9 @@ class Interpreter(Evaluator):
             self._suite(statement.body)
         finally:
             self.default_device_unknown = previous
+        # A context manager may swallow the exception a `raise` in the body throws
+        # (`contextlib.suppress`): what follows the `with` stays reachable.
+        self.dead = False
 
     def _match(self, statement: cst.Match) -> None:
         env = self.env
@@ -263,7 +313,9 @@ class Interpreter(Evaluator):
             if case.guard is not None:
                 self.ev(case.guard)
             self._suite(case.body)
-            outcomes.append(env.changes_since(mark))
+            if not self.dead:
+                outcomes.append(env.changes_since(mark))
+            self.dead = False
             env.undo(mark)
         env.close(mark)
         env.merge(outcomes)
@@ -281,6 +333,8 @@ class Interpreter(Evaluator):
             ):
                 self._transparent.add(id(small.value))  # `a, b = x, y` unpacks: no container
             value = self.ev(small.value)
+            if classify_device(small.value, self.names.torch_function) is DeviceClass.HOST:
+                value = HOST_DEVICE  # `dev = "cpu"`: `.to(dev)` is then no H2D copy
             for target in small.targets:
                 self._bind(target.target, value, small.value)
         elif type(small) is cst.AnnAssign:
@@ -309,10 +363,17 @@ class Interpreter(Evaluator):
                 bound = alias.asname.name if alias.asname else alias.name
                 if type(bound) is cst.Name:
                     self._bind(bound, UNKNOWN)  # a module or library object: no tensor we know
+        elif type(small) in (cst.Break, cst.Continue):
+            if self._exits:
+                breaks, continues, mark = self._exits[-1]
+                (breaks if type(small) is cst.Break else continues).append(self.env.changes_since(mark))
+            self.dead = True
         else:
             self._visit_children(small)  # Expr, Return, Assert, Raise...: evaluate what they hold
             if type(small) is cst.Assert:
                 self.forget_tested(small.test)  # `assert t.is_pinned()`: it decides, not its origin
+            elif type(small) in (cst.Return, cst.Raise):
+                self.dead = True
 
     # ------------------------------------------------------------------ bindings
     def _record_binding(self, target: cst.BaseExpression) -> None:
@@ -347,6 +408,10 @@ class Interpreter(Evaluator):
         if key is None:
             self._visit_children(target)
             return
+        if type(target) is cst.Attribute and target.attr.value in torch_api.STORAGE_ATTRIBUTES:
+            owner = dotted(target.value)
+            if owner is not None and owner in self.env:
+                self.env.set(owner, UNKNOWN)  # `t.data = other`: t now holds other's memory
         self.bindings.setdefault(key, []).append(self.statement)
         self.ever_bound[key] = self.ever_bound.get(key, frozenset()) | value
         if "." in key:
@@ -377,24 +442,12 @@ def _captured_names(pattern: cst.CSTNode) -> list[cst.Name]:
     return found
 
 
-def _leaves(suite: cst.BaseSuite) -> bool:
-    """Whether the block always leaves the function (ends in ``return`` or ``raise``, or in an
-    ``if`` all of whose branches do): what it changed reaches no statement after it."""
-    if type(suite) is cst.SimpleStatementSuite:
-        return bool(suite.body) and type(suite.body[-1]) in (cst.Return, cst.Raise)
-    if type(suite) is not cst.IndentedBlock or not suite.body:
+def _endless(loop: cst.For | cst.While) -> bool:
+    """``while True:`` (or ``while 1:``): the loop ends only through a ``break``."""
+    if type(loop) is not cst.While:
         return False
-    last = suite.body[-1]
-    if type(last) is cst.SimpleStatementLine:
-        return bool(last.body) and type(last.body[-1]) in (cst.Return, cst.Raise)
-    if type(last) is cst.If:
-        branch: cst.If | cst.Else | None = last
-        while type(branch) is cst.If:
-            if not _leaves(branch.body):
-                return False
-            branch = branch.orelse
-        return branch is not None and _leaves(branch.body)
-    return False
+    test = loop.test
+    return (type(test) is cst.Name and test.value == "True") or (type(test) is cst.Integer and test.value != "0")
 
 
 def _source_hint(node: cst.BaseExpression) -> str:

@@ -218,6 +218,8 @@ class ScopeNames:
                 return node.attr.value in torch_api.DTYPES
         if type(node) is cst.Name and self.torch_functions.get(node.value) in torch_api.DTYPES:
             return True
+        if type(node) is cst.Call and self.torch_function(node.func) in torch_api.DTYPE_FUNCTIONS:
+            return True  # `torch.get_default_dtype()`
         name = dotted(node)
         # `x.to(dtype, non_blocking=True)`, `x.to(self.torch_dtype)`: by convention a dtype.
         return bool(name) and "dtype" in name.rsplit(".", 1)[-1].lower()

@@ -374,6 +374,16 @@ class FileSummaries:
             return None  # pinned or not depending on how it is called: the caller's business
         return value
 
+    def is_method(self, evaluator: Evaluator, name: str) -> bool:
+        """``name`` is a method of the class of ``evaluator``'s function (one def in its family)."""
+        class_name = getattr(evaluator, "class_name", None)
+        return class_name is not None and self.scan.method_start(class_name, name) is not None
+
+    def referenced_methods(self, evaluator: Evaluator) -> frozenset[str]:
+        """The methods of ``evaluator``'s class that the file names without calling them."""
+        class_name = getattr(evaluator, "class_name", None)
+        return self.scan.referenced_methods(class_name) if class_name is not None else frozenset()
+
     def method_may_assign(self, evaluator: Evaluator, method: str, attr: str) -> bool:
         """Whether ``self.<method>()``, called by ``evaluator``'s function, may assign
         ``self.<attr>``: yes unless the method is one def of the class family whose lines hold

@@ -25,6 +25,9 @@ class Context(Protocol):
     default_device_unknown: bool
     #: The statement being walked (events read noqa comments on its rows).
     statement: cst.CSTNode
+    #: ids of the factory calls evaluated at least once with data that is not provably Python
+    #: data (a loop's later iteration may hand `torch.tensor` a numpy array).
+    data_not_python: set[int]
 
     @property
     def loops(self) -> tuple[int, ...]:
@@ -74,6 +77,8 @@ def allocated_value(ctx: Context, call: cst.Call, what: str, *, factory: str, da
     if device is DeviceClass.DEFAULT and ctx.default_device_unknown:
         return UNKNOWN  # a default device may be set: the factory may allocate on it
     data_is_python = data is not None and is_pydata(data)
+    if not data_is_python:
+        ctx.data_not_python.add(id(call))
     return pageable(
         call, pinnable=True, what=what, data_is_python=data_is_python, factory=factory, vector=_vector(call, factory)
     )

@@ -24,8 +24,11 @@ from pinlint.analysis.devices import RUNTIME_OR_ACCELERATOR, DeviceClass, classi
 from pinlint.analysis.torch_context import Context, allocated_value, device_kw
 from pinlint.analysis.values import (
     DEVICE,
+    HOST_DEVICE,
     NUMPY,
     PINNED,
+    PINNED_ARRAY,
+    PINNED_ARRAY_ORIGIN,
     PYDATA,
     UNKNOWN,
     Kind,
@@ -120,6 +123,8 @@ def _as_tensor(ctx: Context, name: str, call: cst.Call, args: list[Value], first
 
 
 def _memory_sharing(ctx: Context, name: str, call: cst.Call, args: list[Value], first: Value) -> Value:
+    if PINNED_ARRAY_ORIGIN in first:
+        return UNKNOWN  # `torch.from_numpy(pinned.numpy())`: maybe the pinned memory itself
     return pageable(call, pinnable=False, what=f"torch.{name}(...)", factory=name)
 
 
@@ -203,6 +208,8 @@ def _to(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: 
     if args is None:
         return UNKNOWN  # `x.to(*args, **kw)`: the target is not visible
     device: cst.BaseExpression | None = keywords["device"].value if "device" in keywords else None
+    if type(device) is cst.Name and device.value == "None":
+        device = None  # `.to(device=None, dtype=...)`: no device, a cast
     nb_position = 2
     if device is None and args:
         if ctx.names.is_dtype(args[0]) or only(ctx.value_of(args[0]), Kind.DTYPE):
@@ -226,6 +233,8 @@ def _to(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: 
             target = DeviceClass.UNKNOWN  # `.to(other)` where other's device varies by path
     else:
         target = classify_device(device, ctx.names.torch_function)
+        if target is DeviceClass.UNKNOWN and other_value == HOST_DEVICE:
+            target = DeviceClass.HOST  # `dev = "cpu"` (or `torch.device("cpu")`) on every path
     if target is DeviceClass.HOST:
         if is_host(receiver):
             return receiver  # already on the host: .to("cpu") returns self
@@ -300,6 +309,8 @@ def _cast(receiver: Value, call: cst.Call, what: str) -> Value:
 
 
 def _numpy(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: Value, call: cst.Call) -> Value:
+    if any(o.kind is Kind.PINNED for o in receiver):
+        return PINNED_ARRAY  # shares the pinned tensor's memory
     return NUMPY
 
 

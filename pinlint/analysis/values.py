@@ -85,6 +85,11 @@ NUMPY_ORIGIN = Origin(Kind.NUMPY)
 #: The literal ``True`` (Python data that a ``non_blocking=`` argument may hold).
 TRUE_ORIGIN = Origin(Kind.PYDATA, what="True")
 DTYPE_ORIGIN = Origin(Kind.DTYPE)
+#: ``"cpu"`` or ``torch.device("cpu")`` bound to a name: a copy ``.to(name)`` is no H2D copy.
+HOST_DEVICE_ORIGIN = Origin(Kind.PYDATA, what="the host device")
+#: ``t.numpy()`` of a pinned tensor: an array over pinned memory (``torch.from_numpy`` of it is
+#: the pinned tensor's memory again).
+PINNED_ARRAY_ORIGIN = Origin(Kind.UNKNOWN, what="an array over a pinned tensor's memory")
 
 UNKNOWN: Value = frozenset({UNKNOWN_ORIGIN})
 PINNED: Value = frozenset({PINNED_ORIGIN})
@@ -93,6 +98,8 @@ PYDATA: Value = frozenset({PYDATA_ORIGIN})
 NUMPY: Value = frozenset({NUMPY_ORIGIN})
 TRUE: Value = frozenset({TRUE_ORIGIN})
 DTYPE: Value = frozenset({DTYPE_ORIGIN})
+HOST_DEVICE: Value = frozenset({HOST_DEVICE_ORIGIN})
+PINNED_ARRAY: Value = frozenset({PINNED_ARRAY_ORIGIN})
 
 
 def is_true(value: Value) -> bool:

@@ -71,8 +71,12 @@ def _why_strided(ctx: ViewContext, source: cst.BaseExpression, destination: cst.
         base = source.value
         if not _pinned_name(ctx, base):
             return None  # pinned on every path, and a name we can look up: else not provable
-        why = _subscript_gap(source, _shape(ctx, base))
-        return None if why is None else why + explicit
+        # Assigned more than once (`buf = torch.empty(8, 1, ...)` after another): flagged only
+        # when every assignment's size leaves the gap.
+        reasons = [_subscript_gap(source, shape) for shape in _shapes(ctx, base)]
+        if any(why is None for why in reasons):
+            return None
+        return reasons[0] + explicit  # type: ignore[operator]
     if isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute):
         method = source.func.attr.value
         base = source.func.value
@@ -105,7 +109,25 @@ def _shape(ctx: ViewContext, base: cst.BaseExpression) -> list[cst.BaseExpressio
     statements = ctx.bindings.get(key or "", [])
     if len({id(s) for s in statements}) != 1:
         return None  # bound elsewhere, or more than once: no single construction to read
-    statement = statements[0]
+    shape = _assigned_shape(ctx, statements[0], key or "")
+    return None if shape is _SAME else shape  # type: ignore[return-value]
+
+
+def _shapes(ctx: ViewContext, base: cst.BaseExpression) -> list[list[cst.BaseExpression] | None]:
+    """The size expressions of each assignment of ``base`` in this function (None where not
+    visible); ``buf = buf.pin_memory()`` keeps the tensor it had, and adds none."""
+    key = dotted(base) or ""
+    statements = {id(s): s for s in ctx.bindings.get(key, [])}
+    shapes = [_assigned_shape(ctx, statement, key) for statement in statements.values()]
+    found = [shape for shape in shapes if shape is not _SAME]
+    return found or [None]  # type: ignore[list-item]
+
+
+#: ``buf = buf.pin_memory()``: the same tensor's storage, pinned (no size of its own).
+_SAME: list[cst.BaseExpression] = []
+
+
+def _assigned_shape(ctx: ViewContext, statement: cst.CSTNode, key: str) -> list[cst.BaseExpression] | None:
     assigned: cst.BaseExpression | None = None
     if isinstance(statement, cst.SimpleStatementLine):
         for small in statement.body:
@@ -115,9 +137,13 @@ def _shape(ctx: ViewContext, base: cst.BaseExpression) -> list[cst.BaseExpressio
                 and dotted(small.target) == key
             ):
                 assigned = small.value
+    pinned_again = False
     while _is_method(assigned, "pin_memory"):
         assert isinstance(assigned, cst.Call) and isinstance(assigned.func, cst.Attribute)
         assigned = assigned.func.value
+        pinned_again = True
+    if pinned_again and assigned is not None and dotted(assigned) == key:
+        return _SAME
     if not isinstance(assigned, cst.Call):
         return None
     name = ctx.names.torch_function(assigned.func)

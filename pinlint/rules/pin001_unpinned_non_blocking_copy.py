@@ -157,7 +157,11 @@ def _finish(
     """The plan: `pin_memory=<helper>` on the construction, unsafe when any reason was found."""
     from pinlint.fix.edits import set_keyword_to_helper
 
-    if hit.origin.factory == "tensor" and not hit.origin.data_is_python:
+    if hit.origin.factory == "tensor" and (
+        not hit.origin.data_is_python
+        # the first walk of a loop saw Python data; a later iteration may not (`data = arr`)
+        or id(hit.origin.node) in ctx.interpreter_of(hit.origin.node).data_not_python
+    ):
         unsafe.append(
             "the data may be a numpy array or a tensor, for which `torch.tensor(..., pin_memory=True)` raises"
         )

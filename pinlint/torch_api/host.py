@@ -263,6 +263,15 @@ DTYPES: frozenset[str] = frozenset(
     }
 )
 
+#: torch functions that return a dtype (``x.to(torch.get_default_dtype(), non_blocking=True)``
+#: is a cast, not a copy).
+DTYPE_FUNCTIONS: frozenset[str] = frozenset({"get_default_dtype", "promote_types", "result_type"})
+
+#: Tensor methods that make the receiver use other memory (``t.set_(other)``), and the
+#: attribute whose assignment does (``t.data = other``): what was known of its memory is void.
+STORAGE_REPLACING_METHODS: frozenset[str] = frozenset({"set_"})
+STORAGE_ATTRIBUTES: frozenset[str] = frozenset({"data"})
+
 #: Device strings that are the host (copies to them are not H2D).
 HOST_DEVICE_PREFIXES: tuple[str, ...] = ("cpu",)
 

@@ -686,6 +686,83 @@ DATA_MORE = [
         """,
         note="`len` is numpy's asarray here: pinning numpy data through torch.tensor raises",
     ),
+    P(
+        "d31_loop_carried_numpy_data",
+        "data",
+        NOT_SAFE,
+        """
+        import numpy as np
+        import torch
+
+        def make(device, arr):
+            data = [1, 2]
+            out = []
+            for i in range(2):
+                if i:
+                    t = torch.tensor(data)
+                    out.append(t.to(device, non_blocking=True))
+                data = arr
+            return out
+
+        def main(device):
+            return make(device, np.arange(3))
+        """,
+        note="Python data on the first iteration, the numpy array on the one that builds the tensor",
+    ),
+    P(
+        "d32_loop_data_stays_python",
+        "data",
+        SAFE,
+        """
+        import torch
+
+        def make(device, n):
+            data = [1, 2]
+            out = []
+            for i in range(n):
+                t = torch.tensor(data)
+                out.append(t.to(device, non_blocking=True))
+                data = data + [i]
+            return out
+
+        def main(device):
+            return make(device, 3)
+        """,
+        note="every iteration's data is a list: the fix is safe",
+    ),
 ]
 
-PROGRAMS = HELPER_SCOPE_MORE + IMPORTS_MORE + HELPER_ARGS_MORE + CROSS_FILE + HELPER_SOURCES + RACES_MORE + DATA_MORE
+#: A numpy view taken before the copy shares the tensor's memory: a write through it after the
+#: copy races it once the tensor is pinned.
+RACES_NUMPY = [
+    P(
+        "r40_numpy_view_before_copy",
+        "race",
+        NOT_SAFE,
+        """
+        import torch
+
+        def make(device):
+            x = torch.zeros(4)
+            n = x.numpy()
+            y = x.to(device, non_blocking=True)
+            n[0] = 9
+            return y, x
+
+        def main(device):
+            return make(device)
+        """,
+        note="`n` is `x`'s memory: `n[0] = 9` writes it after the copy",
+    ),
+]
+
+PROGRAMS = (
+    HELPER_SCOPE_MORE
+    + IMPORTS_MORE
+    + HELPER_ARGS_MORE
+    + CROSS_FILE
+    + HELPER_SOURCES
+    + RACES_MORE
+    + RACES_NUMPY
+    + DATA_MORE
+)
