@@ -247,7 +247,26 @@ class FileText:
         return any(
             not width or self.enclosing_def(line) is None and self.class_at(line) is None
             for line, width in self._assignment_lines(name)
-        )
+        ) or self._bound_otherwise(name)
+
+    def _bound_otherwise(self, name: str) -> bool:
+        """Module code binds ``name`` other than by a line starting with an assignment: a ``for``
+        target, ``with ... as name``, ``except ... as name``, a walrus, an assignment after ``;``,
+        or an import of that name after the first statement on its line."""
+        text = self.text
+        at = text.find(name)
+        seen: set[int] = set()
+        while at >= 0:
+            line_start = text.rfind("\n", 0, at) + 1
+            if line_start not in seen:
+                seen.add(line_start)
+                line_end = text.find("\n", at)
+                line = text[line_start : len(text) if line_end < 0 else line_end]
+                row = self.line_of(line_start)
+                if self.enclosing_def(row) is None and self.class_at(row) is None and _binds_in_line(line, name):
+                    return True
+            at = text.find(name, at + len(name))
+        return False
 
     def reassigned(self, name: str) -> bool:
         """Whether module code assigns ``name`` (at any depth outside functions: under
@@ -382,6 +401,33 @@ _CHAIN_END = re.compile(r"[\w.]*$")
 #: Methods by which a class decides what attribute reads and writes do.
 _ACCESS_HOOK = re.compile(r"def[ \t]+__(?:setattr|getattribute|getattr|delattr)__\b|^[ \t]+__init__[ \t]*=", re.M)
 _DATACLASS_DECORATOR = re.compile(r"@(?:dataclasses\.)?dataclass\b")
+
+
+def _binds_in_line(line: str, name: str) -> bool:
+    """``line`` binds ``name`` in one of the forms ``_bound_otherwise`` looks for."""
+    target = _FOR_TARGET.match(line)
+    if target is not None and name in _WORD.findall(target.group(1)):
+        return True
+    if _WITH_OR_EXCEPT.match(line) and name in _AS_TARGET.findall(line):
+        return True  # `with ... as name:`, `except E as name:` (an import's `as` is an import)
+    if name in _WALRUS_TARGET.findall(line):
+        return True
+    if ("globals()" in line or "setattr(" in line) and (f'"{name}"' in line or f"'{name}'" in line):
+        return True  # `globals()["make"] = ...`, `setattr(sys.modules[__name__], "make", ...)`
+    for part in line.split(";")[1:]:
+        assigned = _ASSIGNMENT_LINE.match(part)
+        if assigned is not None and name in (t.strip() for t in assigned.group(2).split(",")):
+            return True
+        if _IMPORT_STATEMENT.match(part) and name in _WORD.findall(part.split("import", 1)[1]):
+            return True
+    return False
+
+
+_FOR_TARGET = re.compile(r"[ \t]*(?:async[ \t]+)?for[ \t]+(.*?)[ \t]+in\b")
+_WITH_OR_EXCEPT = re.compile(r"[ \t]*(?:async[ \t]+)?(?:with|except)\b")
+_AS_TARGET = re.compile(r"\bas[ \t]+\(?([A-Za-z_]\w*)")
+_WALRUS_TARGET = re.compile(r"([A-Za-z_]\w*)[ \t]*:=")
+_WORD = re.compile(r"[A-Za-z_]\w*")
 _IMPORTED_AS = re.compile(r"import[ \t][^\n]*?\bas[ \t]+([A-Za-z_]\w*)")
 _GLOBAL = re.compile(r"global[ \t]+([\w, \t]+)")
 _STAR_IMPORT = re.compile(r"import[ \t]+\*")

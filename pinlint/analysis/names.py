@@ -8,6 +8,7 @@ inside a function or a ``try:`` block is still torch.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 import sys
 from dataclasses import dataclass, field
@@ -45,6 +46,12 @@ class FileNames:
     numpy_functions: dict[str, str] = field(default_factory=dict)
     #: Local name -> dotted module, for every ``import a.b as x`` / ``import a``.
     modules: dict[str, str] = field(default_factory=dict)
+    #: Local names bound to two different modules (``import a as h`` here, ``import b as h`` in a
+    #: function): which one a call reaches is not known.
+    ambiguous_modules: set[str] = field(default_factory=set)
+    #: (level, dotted module) of every module an import statement runs (``import a.b`` runs
+    #: ``a.b``, ``from .x import y`` runs ``.x``), in order.
+    imported_modules: list[tuple[int, str]] = field(default_factory=list)
     #: Local name -> (level, module, name) for every ``from module import name [as local]``
     #: (level: the leading dots of a relative import), so that calls into the project resolve.
     from_imports: dict[str, tuple[int, str, str]] = field(default_factory=dict)
@@ -83,8 +90,14 @@ def scan_names(text: str, lines: list[str] | None = None) -> FileNames:
     last_top_level_end = -1
     group_ends: dict[str, int] = {}
     budget = _IMPORT_LINE_BUDGET
+    strings: list[tuple[int, int]] | None = None
     for match in _IMPORT_LINE.finditer(text):
         start = match.start()
+        if '"""' in text or "'''" in text:
+            if strings is None:
+                strings = _triple_quoted_spans(text)
+            if _inside(strings, start):
+                continue  # `from x import y` in a docstring: text, not an import
         # The statement runs to the end of the line, or further while a bracket is open or
         # the line ends with a backslash.
         end = text.find("\n", start)
@@ -147,21 +160,57 @@ def scan_names(text: str, lines: list[str] | None = None) -> FileNames:
     return names
 
 
+def _triple_quoted_spans(text: str) -> list[tuple[int, int]]:
+    """Start and end offsets of the triple-quoted strings of ``text``, in order: each `\"\"\"` or
+    `'''` opens one or closes the open one of its kind (a triple quote inside a comment or a
+    one-line string is taken for one: an import is then missed, never invented)."""
+    spans: list[tuple[int, int]] = []
+    opened, kind = -1, ""
+    for match in _TRIPLE_QUOTE.finditer(text):
+        if opened < 0:
+            opened, kind = match.start(), match.group()
+        elif match.group() == kind and text[match.start() - 1] != "\\":
+            spans.append((opened, match.end()))
+            opened = -1
+    if opened >= 0:
+        spans.append((opened, len(text)))
+    return spans
+
+
+_TRIPLE_QUOTE = re.compile(r"\"\"\"|'''")
+
+
+def _inside(spans: list[tuple[int, int]], offset: int) -> bool:
+    index = bisect.bisect_right(spans, (offset, offset)) - 1
+    return index >= 0 and spans[index][0] < offset < spans[index][1]
+
+
+def _bind_module(names: FileNames, local: str, target: str) -> None:
+    known = names.modules.get(local)
+    if known is not None and known != target:
+        names.ambiguous_modules.add(local)
+    names.modules[local] = target
+
+
 def _record_import(node: ast.stmt, names: FileNames) -> None:
     if isinstance(node, ast.Import):
         for alias in node.names:
             local = alias.asname or alias.name.split(".", 1)[0]
             target = alias.name if alias.asname else alias.name.split(".", 1)[0]
-            names.modules[local] = target
+            _bind_module(names, local, target)
+            names.imported_modules.append((0, alias.name))
             if target == "torch":
                 names.torch_modules.add(local)
             elif target in torch_api.NUMPY_MODULES:
                 names.numpy_modules.add(local)
     elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        names.imported_modules.append((0, node.module))
         for alias in node.names:
             local = alias.asname or alias.name
             _from_import(names, local, (0, node.module, alias.name))
             # `from vllm import utils` may bind a module: `utils.is_pin_memory_available()`.
+            if local in names.modules and names.modules[local] != f"{node.module}.{alias.name}":
+                names.ambiguous_modules.add(local)
             names.modules.setdefault(local, f"{node.module}.{alias.name}")
             if node.module == "torch":
                 names.torch_functions[local] = alias.name
@@ -170,6 +219,7 @@ def _record_import(node: ast.stmt, names: FileNames) -> None:
             if alias.name == torch_api.PIN_HELPER_NAME:
                 names.helper_bindings[local] = node.module
     elif isinstance(node, ast.ImportFrom) and node.level > 0:
+        names.imported_modules.append((node.level, node.module or ""))
         for alias in node.names:
             _from_import(names, alias.asname or alias.name, (node.level, node.module or "", alias.name))
             if alias.name == torch_api.PIN_HELPER_NAME:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from pinlint.analysis.names import AMBIGUOUS_IMPORT, FileNames, project_imports
+from pinlint.analysis.names import AMBIGUOUS_IMPORT, LIBRARY_ROOTS, FileNames, project_imports
 from pinlint.analysis.project_modules import ModuleFiles, SourceFile
 
 if TYPE_CHECKING:
@@ -68,6 +68,8 @@ class ProjectSummaries:
         self.files: dict[str, ForeignFile | None] = {}
         self._functions: dict[tuple[str, str], tuple[ForeignFile, int] | None] = {}
         self._copiers: dict[str, bool] = {}
+        #: attribute -> whether a project module this file imports assigns `<module>.<attr>`.
+        self._patched: dict[str, bool] = {}
 
     # ------------------------------------------------------------------ lookups
     def function(self, names: FileNames, func: cst.BaseExpression) -> tuple[ForeignFile, int] | None:
@@ -98,6 +100,8 @@ class ProjectSummaries:
                 return None  # assigned here too (`else: make = other`), or a star import may rebind it
             level, module, name = source
             path = self.modules.module_file(level, module)
+            if path is not None and self._patched_by_imports(names, name):
+                return None  # `module.name = other` in a module this file imports
             return (path, name, MAX_REEXPORTS) if path is not None else None
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             local = func.value.value
@@ -107,21 +111,64 @@ class ProjectSummaries:
             if here is not None and here.scan.assigned_elsewhere(func.attr.value):
                 return None  # `helpers.make = other` here: the module's function may be replaced
             path = self._module_bound_to(names, local)
+            if path is not None and self._patched_by_imports(names, func.attr.value):
+                return None
             return (path, func.attr.value, 0) if path is not None else None
         return None
+
+    def _patched_by_imports(self, names: FileNames, attr: str) -> bool:
+        """A project module this file imports assigns ``<module>.<attr> = ...`` (a monkeypatch
+        run at import, before this file's calls): the function called may be another one."""
+        if attr not in self._patched:
+            found = False
+            modules = [(level, module) for level, module in names.imported_modules if level or module]
+            for level, module in modules[:_MAX_PATCH_MODULES]:
+                if not level and module.split(".", 1)[0] in LIBRARY_ROOTS:
+                    continue  # the standard library and torch patch no project function
+                path = self.modules.module_file(level, module)
+                read = self.modules.read(path) if path is not None else None
+                if read is not None and ("." + attr) in read.text and read.scan.assigned_elsewhere(attr):
+                    found = True
+                    break
+            self._patched[attr] = found
+        return self._patched[attr]
 
     def _module_bound_to(self, names: FileNames, local: str) -> str | None:
         """The project file of the module ``local`` names (``import pkg.mod as local``,
         ``from pkg import mod``, ``from . import mod``)."""
+        if local in names.ambiguous_modules:
+            return None  # bound to two modules in this file: which one runs is not known
         source = names.from_imports.get(local)
         if source is not None:
             if source == AMBIGUOUS_IMPORT:
                 return None
             level, module, name = source
             dotted = f"{module}.{name}" if module else name
-            return self.modules.module_file(level, dotted)
+            found = self.modules.module_file(level, dotted)
+            if found is not None and self._package_binds(level, module, name):
+                # `from pkg import helpers` is the attribute `pkg.helpers`, which the package's
+                # `__init__.py` binds itself (`from . import pinned as helpers`): not the file.
+                return None
+            return found
         module = names.modules.get(local)
         return self.modules.module_file(0, module) if module is not None else None
+
+    def _package_binds(self, level: int, package: str, name: str) -> bool:
+        """The ``__init__.py`` of ``package`` binds ``name`` (assigns, imports or defines it)."""
+        init = self.modules.module_file(level, package) if package or level else None
+        if init is None or not init.endswith("__init__.py"):
+            return False
+        read = self.modules.read(init)
+        if read is None:
+            return False
+        names = read.names
+        return (
+            name in names.from_imports
+            or name in names.modules
+            or name in names.module_level_bindings
+            or read.scan.rebinds(name)
+            or read.scan.reassigned(name)
+        )
 
     def _defined(self, path: str, name: str, hops: int) -> tuple[ForeignFile, int] | None:
         if path == self.modules.path:
@@ -141,8 +188,15 @@ class ProjectSummaries:
         if starts or hops <= 0:
             return None  # defined several times (overloads, branches): which one is unknown
         source = foreign.names.from_imports.get(name)
-        if source is None or source == AMBIGUOUS_IMPORT or foreign.file.scan.rebinds(name):
-            return None  # not imported there, imported twice, or rebound after the import
+        if (
+            source is None
+            or source == AMBIGUOUS_IMPORT
+            or foreign.file.scan.rebinds(name)
+            or foreign.file.scan.reassigned(name)
+        ):
+            # not imported there, imported twice, or rebound after the import (assigned in
+            # module code, or a later star import)
+            return None
         # A re-export: `from .impl import f` in the package's `__init__.py`.
         level, module, original = source
         origin = ModuleFiles(self.modules.root, path, self.modules.overlay)
@@ -232,6 +286,10 @@ class ProjectSummaries:
     def parsed_files(self) -> list[ForeignFile]:
         return [f for f in self.files.values() if f is not None and f.started and f.summaries.all_parsed()]
 
+
+#: Imported project modules read for monkeypatches of a called function (a bound: a file may
+#: import hundreds).
+_MAX_PATCH_MODULES = 64
 
 #: What may follow an imported name in a call: ``.attr`` and the opening parenthesis.
 _AFTER_NAME = re.compile(r"(?:\.([A-Za-z_]\w*))?[ \t]*\(")

@@ -304,6 +304,15 @@ class FileSummaries:
             starts = [line for line, indented in self.scan.defs(func.value) if not indented]
             if not starts and self.project is not None:
                 return self._foreign(func)
+            if starts and (
+                self.scan.rebinds(func.value)
+                or self.scan.reassigned(func.value)
+                or func.value in self.names.from_imports
+                or func.value in self.names.modules
+            ):
+                # Bound again in module code (`make = make_pinned` under an `if`, an import of
+                # that name, `global make` in a function): which function runs is not known.
+                return None
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value != "self":
             if self.project is None or func.value.value in evaluator.env:
                 return None  # a local object's method, not a module's function
