@@ -198,7 +198,7 @@ def _apply_noqa(result: FileAnalysis, lines: list[str]) -> FileAnalysis:
     for i, finding in enumerate(result.findings):
         codes = noqa.codes_on_rows(lines, [finding.statement_rows, finding.sink_rows])
         if codes:
-            result.findings[i] = replace(finding, noqa_codes=codes)
+            result.findings[i] = replace(finding, noqa_codes=finding.noqa_codes | codes)
     return result
 
 
@@ -315,9 +315,16 @@ def _rule_findings(  # type: ignore[no-untyped-def]
                 # file's, with that file's positions and noqa comments.
                 foreign_findings(event, owner, interpreter, summaries, project, home, rules, result)
                 continue
+            sink_owner = project.owner(event.sink) if isinstance(event, SinkHit) and project is not None else None
             for rule in rules.rules:
                 if type(event) in rule.listens_to:
                     finding = rule.check(event, ctx)
+                    if finding is not None and sink_owner is not None:
+                        # Copied by an imported function: a noqa comment on that copy, in its
+                        # own file, suppresses the finding (as in one file); this file's rows
+                        # for it are the construction's.
+                        codes = noqa.codes_on_rows(sink_owner.file.lines, [finding.sink_rows])
+                        finding = replace(finding, sink_rows=finding.statement_rows, noqa_codes=codes)
                     if finding is not None:
                         findings.append(finding)
     return findings

@@ -430,3 +430,80 @@ def test_an_import_the_importer_rebinds_is_not_followed(tmp_path: Path, rebindin
     fast = "import torch\n\n\ndef make():\n    return torch.zeros(3, pin_memory=True)\n"
     _tree(tmp_path, {"pyproject.toml": "[tool.pinlint]\n", "helpers.py": _MAKE, "fast.py": fast, "main.py": main})
     assert _check(tmp_path, ".") == []
+
+
+def test_a_noqa_on_the_imported_copiers_copy_suppresses_the_callers_finding(tmp_path: Path) -> None:
+    helpers = "def upload(t, dev):\n    return t.to(dev, non_blocking=True){noqa}\n"
+    main = (
+        "import torch\nfrom helpers import upload\n\n\ndef run(dev):\n    upload(torch.zeros(3), dev)\n\n\n"
+        "def warm(t, d):\n    return t.to(d, non_blocking=True)\n"
+    )
+    files = {"pyproject.toml": "[tool.pinlint]\n", "helpers.py": helpers.format(noqa=""), "main.py": main}
+    _tree(tmp_path, files)
+    assert _where(_check(tmp_path, "."), tmp_path) == [("main.py", 6)]
+    (tmp_path / "helpers.py").write_text(helpers.format(noqa="  # noqa: PIN001"))
+    for paths in (["."], ["main.py"]):
+        assert _check(tmp_path, *paths) == [], paths
+
+
+def test_a_file_with_only_foreign_findings_reports_its_syntax_error(tmp_path: Path) -> None:
+    broken = _MAKE + "\n\ndef broken(:\n    pass\n"
+    _tree(tmp_path, {"pyproject.toml": "[tool.pinlint]\n", "helpers.py": broken, "main.py": _COPY_MAKE.format(noqa="")})
+    for paths in (["."], ["helpers.py"]):
+        found = sorted(
+            (os.path.relpath(d["filename"], tmp_path), d["location"]["row"], d["code"])
+            for d in _check(tmp_path, *paths)
+        )
+        assert found == [("helpers.py", 5, "PIN001"), ("helpers.py", 8, "PIN000")], paths
+
+
+@pytest.mark.parametrize(
+    "main",
+    [
+        # an import in a docstring is text; the real `make` comes from `fast`
+        '"""Usage:\n\nfrom helpers import make\n"""\n\nfrom fast import *\n\n\ndef run(dev):\n    make().to(dev, non_blocking=True)\n',
+        # a function's own import of `helpers` binds only its local: the global is `fast`
+        "import fast as helpers\n\n\ndef run(dev):\n    helpers.make().to(dev, non_blocking=True)\n\n\n"
+        "def later():\n    import helpers\n\n    return helpers\n",
+        # a `with ... as` target rebinds the imported name
+        "import contextlib\n\nimport fast\nfrom helpers import make\n\nwith contextlib.nullcontext(fast.make) as make:\n"
+        "    pass\n\n\ndef run(dev):\n    make().to(dev, non_blocking=True)\n",
+        # a module this file imports replaces `helpers.make` first
+        "import patch  # noqa: F401\nimport helpers\n\n\ndef run(dev):\n    helpers.make().to(dev, non_blocking=True)\n",
+    ],
+)
+def test_what_the_import_scan_must_not_follow(tmp_path: Path, main: str) -> None:
+    fast = "import torch\n\n\ndef make():\n    return torch.zeros(3, pin_memory=True)\n"
+    patch = "import fast\nimport helpers\n\nhelpers.make = fast.make\n"
+    files = {"pyproject.toml": "[tool.pinlint]\n", "helpers.py": _MAKE, "fast.py": fast, "patch.py": patch}
+    _tree(tmp_path, {**files, "main.py": main})
+    assert _check(tmp_path, ".") == []
+    # The control: the same project with a plain importer is flagged.
+    (tmp_path / "main.py").write_text(_COPY_MAKE.format(noqa=""))
+    assert _where(_check(tmp_path, "."), tmp_path) == [("helpers.py", 5)]
+
+
+@pytest.mark.parametrize(
+    ("config", "helper", "importer"),
+    [
+        ("[tool.pinlint]\n", "ns/helpers.py", "main.py"),  # a namespace directory, imported from the root
+        ("[tool.pinlint]\n", "helpers.py", ".tools/main.py"),  # a dot-directory discovery walks
+        ('[tool.pinlint]\nexclude = ["scripts/*.py"]\n', "helpers.py", "scripts/main.py"),  # excluded by a glob
+        ("[tool.pinlint]\n", "helpers.py", "sub/main.py"),  # a nested project (sub/pyproject.toml)
+    ],
+)
+def test_a_one_file_run_finds_what_the_whole_run_finds(tmp_path: Path, config: str, helper: str, importer: str) -> None:
+    module = helper[: -len(".py")].replace("/", ".")
+    files = {
+        "pyproject.toml": config,
+        helper: _MAKE,
+        importer: f"from {module} import make\n\n\ndef run(dev):\n    make().to(dev, non_blocking=True)\n",
+    }
+    if importer.startswith("sub/"):
+        files["sub/pyproject.toml"] = "[tool.pinlint]\n"
+    _tree(tmp_path, files)
+    whole = [d for d in _check(tmp_path, ".") if os.path.relpath(d["filename"], tmp_path) == helper]
+    alone = _check(tmp_path, helper)
+    assert _summary(alone, tmp_path) == _summary(whole, tmp_path)
+    expected = [] if importer.startswith(("scripts/", "sub/")) else [(helper, 5)]
+    assert _where(alone, tmp_path) == expected

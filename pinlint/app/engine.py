@@ -208,7 +208,9 @@ def run_check(
         # Part of the project: the files outside the run that import from it may report here.
         exclude = [*config.exclude, *config.extend_exclude]
         covered = [os.path.abspath(p) for p in requested or [] if os.path.isdir(p)]
-        outside = foreign_findings.importers(root, results, settings, exclude, cache, options.jobs, covered)
+        outside = foreign_findings.importers(
+            root, results, settings, exclude, cache, options.jobs, covered, config.respect_gitignore
+        )
     received_from = foreign_findings.route(results, outside)
     run.timings.add("other files", time.perf_counter() - started)
     started = time.perf_counter()
@@ -385,7 +387,7 @@ def check_stdin(text: str, filename: Path, config: Config, options: CheckOptions
     if root is not None and filename.name != "-":  # stdin without --stdin-filename is no project file
         # What the project's files that import this one find in it (this text, not the disk's).
         exclude = [*config.exclude, *config.extend_exclude]
-        sources = foreign_findings.importer_paths(root, filename, text, exclude)
+        sources = foreign_findings.importer_paths(root, filename, text, exclude, config.respect_gitignore)
         if sources:
             result.analysis = foreign_findings.received(result.analysis, filename, text, sources, settings)
     _note_budget(run, str(filename), result.analysis)

@@ -66,14 +66,31 @@ def route(results: list[FileResult], outside: list[FileResult] = ()) -> dict[str
                 added.append(foreign.finding)
         if not added:
             continue
+        compile_error = target.analysis.compile_error
+        if not target.analysis.findings and compile_error is None:
+            # Its own analysis found nothing, so it was not compiled whole: a file with findings
+            # reports a syntax error anywhere in it beside them.
+            compile_error = _compile_error(target.path)
         analysis = replace(
             target.analysis,
             findings=[*target.analysis.findings, *added],
             received=target.analysis.received + len(added),
+            compile_error=compile_error,
         )
         results[index] = replace(target, analysis=analysis, digest=target.digest or foreigns[0].digest)
         out[target.path] = sources[index]
     return out
+
+
+def _compile_error(path: str) -> tuple[int, int, int, int, str] | None:
+    from pinlint import source
+    from pinlint.core.syntax import checked
+
+    try:
+        decoded = source.decode(read_regular(path, MAX_SOURCE_BYTES))
+    except (OSError, source.DecodeError):
+        return None  # unreadable now: the next run reports it
+    return checked(decoded.text, path)[1]
 
 
 def importers(
@@ -84,6 +101,7 @@ def importers(
     cache: Cache | None,
     jobs: int | None,
     covered: list[str] = (),  # type: ignore[assignment]
+    respect_gitignore: bool = True,
 ) -> list[FileResult]:
     """The results of the project files outside the run that report into a file of the run
     (cached ones from the result cache; the others analysed now). Only files that mention a
@@ -94,7 +112,7 @@ def importers(
 
     run_paths = {os.path.abspath(r.path) for r in results}
     readable = [r for r in results if r.error is None and r.analysis is not None]
-    others = _project_files(root, [r.path for r in readable], run_paths, exclude, covered)
+    others = _project_files(root, [r.path for r in readable], run_paths, exclude, covered, respect_gitignore)
     if not others:
         return []  # the run holds every file that could import its files
     # Read again here (only a run on part of the project asks): which files of the run may build
@@ -123,7 +141,7 @@ def importers(
     return found
 
 
-def importer_paths(root: Path, path: Path, text: str, exclude: list[str]) -> list[str]:
+def importer_paths(root: Path, path: Path, text: str, exclude: list[str], respect_gitignore: bool = True) -> list[str]:
     """The project files that may report into ``path`` when its content is ``text`` (stdin with
     ``--stdin-filename``, whose buffer may differ from the file on disk)."""
     from pinlint.analysis.source_tokens import may_build_tensors
@@ -135,7 +153,9 @@ def importer_paths(root: Path, path: Path, text: str, exclude: list[str]) -> lis
     if mention is None:
         return []
     found = []
-    for other in _project_files(root, [str(path)], {os.path.abspath(path)}, exclude):
+    for other in _project_files(
+        root, [str(path)], {os.path.abspath(path)}, exclude, respect_gitignore=respect_gitignore
+    ):
         if _may_report(_read(other), mention):
             found.append(other)
     return found
@@ -147,11 +167,15 @@ def _project_files(
     run_paths: set[str],
     exclude: list[str],
     covered: list[str] = (),  # type: ignore[assignment]
+    respect_gitignore: bool = True,
 ) -> list[str]:
-    """The ``.py`` files outside the run that can import the targets (bounded)."""
-    from pinlint.fix.project import _MAX_FILES, _skip_dir
+    """The ``.py`` files outside the run that a run on the whole project would check with this
+    root (the same exclusions and ``.gitignore`` rules; not below a nested configuration, whose
+    files are checked as a project of their own), and that can import the targets (bounded)."""
+    from pinlint.config import config_here
+    from pinlint.discovery import discover
+    from pinlint.fix.project import _MAX_FILES
 
-    names = frozenset(e for e in exclude if not any(c in e for c in "*?[/"))
     # Below a directory the run holds whole that is no package, a file's imports resolve from
     # inside it: their importers are in the run. (Below a package they may resolve from above.)
     whole = [c for c in covered if not os.path.isfile(os.path.join(c, "__init__.py"))]
@@ -160,19 +184,37 @@ def _project_files(
         spelled = {os.path.normpath(w) for w in whole} | {os.path.relpath(w) for w in whole}
         prefixes = tuple(s.rstrip(os.sep) + os.sep for s in spelled if s != ".")
         targets = [t for t in targets if not t.startswith(prefixes)] if prefixes else targets
+        if not targets:
+            return []
+    # An import of a namespace directory (no `__init__.py`) resolves from the project root, so
+    # importers may be anywhere in it: the whole project is looked through, as a whole run does.
+    found = discover(
+        [str(root)], root=root, exclude=exclude, respect_gitignore=respect_gitignore, force_exclude=False, project=root
+    )
+    nested: dict[str, bool] = {}
+
+    def own_project(directory: str) -> bool:
+        """``directory`` (below the root) or one above it holds another configuration."""
+        if directory in nested:
+            return nested[directory]
+        if directory == str(root) or not directory.startswith(str(root)):
+            answer = False
+        else:
+            answer = config_here(Path(directory)) is not None or own_project(os.path.dirname(directory))
+        nested[directory] = answer
+        return answer
+
+    covered_prefixes = tuple(c.rstrip(os.sep) + os.sep for c in covered)
     others: list[str] = []
-    for top in _import_bases(root, targets):
-        if any(top == c or top.startswith(c.rstrip(os.sep) + os.sep) for c in covered):
-            continue  # the run holds that directory whole
-        for directory, dirs, files in os.walk(top):
-            dirs[:] = sorted(d for d in dirs if not _skip_dir(d, names))
-            others.extend(
-                path
-                for path in (os.path.join(directory, n) for n in sorted(files) if n.endswith(".py"))
-                if path not in run_paths
-            )
-            if len(others) > _MAX_FILES:
-                return others[:_MAX_FILES]  # a bound: a huge tree is not walked whole for one file
+    for file in found.files:
+        path = str(file)
+        if path in run_paths or (covered_prefixes and path.startswith(covered_prefixes)):
+            continue  # in the run already
+        if own_project(os.path.dirname(path)):
+            continue  # checked with its own configuration and root by a whole run
+        others.append(path)
+        if len(others) > _MAX_FILES:
+            break  # a bound: a huge tree is not read whole for one file
     return others
 
 
@@ -193,28 +235,6 @@ def _read(path: str) -> bytes:
         return read_regular(path, MAX_SOURCE_BYTES)
     except OSError:
         return b""
-
-
-def _import_bases(root: Path, targets: list[str]) -> list[str]:
-    """Where the files that can import the targets are: below the directory above each
-    target's top package (an import resolves from there), or the whole project when that is
-    the project root or its ``src/``."""
-    tops: set[str] = set()
-    base_of: dict[str, str] = {}  # a file's directory -> the directory above its top package
-    for target in targets:
-        start = os.path.dirname(os.path.abspath(target))
-        if start not in base_of:
-            directory = start
-            while os.path.isfile(os.path.join(directory, "__init__.py")) and directory != str(root):
-                directory = os.path.dirname(directory)
-            base_of[start] = directory
-        directory = base_of[start]
-        if directory in (str(root), os.path.join(str(root), "src")) or not directory.startswith(str(root)):
-            return [str(root)]
-        tops.add(directory)
-    # Nested bases: the outer one's walk covers the inner.
-    ordered = sorted(tops)
-    return [t for i, t in enumerate(ordered) if not any(t.startswith(o + os.sep) for o in ordered[:i])]
 
 
 _TOP_LEVEL_DEF = re.compile(rb"^(?:(?:async[ \t]+)?def|class)[ \t]+(\w+)", re.M)
