@@ -39,6 +39,8 @@ class FileText:
         self._top_assigned: set[str] | None = None
         self._top_classes: dict[str, list[ClassRange]] | None = None
         self._referenced: frozenset[str] | None = None
+        self._bound_memo: dict[str, bool] = {}
+        self._stored_attributes: frozenset[str] | None = None
 
     def classes(self) -> list[ClassRange]:
         if self._classes is None:
@@ -253,20 +255,40 @@ class FileText:
         """Module code binds ``name`` other than by a line starting with an assignment: a ``for``
         target, ``with ... as name``, ``except ... as name``, a walrus, an assignment after ``;``,
         or an import of that name after the first statement on its line."""
+        if name in self._bound_memo:
+            return self._bound_memo[name]
         text = self.text
         at = text.find(name)
         seen: set[int] = set()
-        while at >= 0:
+        found = False
+        while at >= 0 and not found:
             line_start = text.rfind("\n", 0, at) + 1
             if line_start not in seen:
                 seen.add(line_start)
                 line_end = text.find("\n", at)
                 line = text[line_start : len(text) if line_end < 0 else line_end]
-                row = self.line_of(line_start)
-                if self.enclosing_def(row) is None and self.class_at(row) is None and _binds_in_line(line, name):
-                    return True
+                # The line's text first (most lines name it otherwise); where it is, only then.
+                if _MAY_BIND.search(line) is not None and _binds_in_line(line, name):
+                    row = self.line_of(line_start)
+                    found = self.enclosing_def(row) is None and self.class_at(row) is None
             at = text.find(name, at + len(name))
-        return False
+        self._bound_memo[name] = found
+        return found
+
+    def stored_attributes(self) -> frozenset[str]:
+        """Every ``attr`` of an assignment ``<x>.<attr> = ...`` with ``x`` other than ``self``
+        (one scan of the text, for the monkeypatches a module may run)."""
+        if self._stored_attributes is None:
+            text = self.text
+            found: set[str] = set()
+            # Anchored on the dot (a regex that starts at every identifier is ten times slower).
+            for match in _ATTRIBUTE_STORE.finditer(text):
+                at = match.start()
+                if text[at - 4 : at] == "self" and (at < 5 or not (text[at - 5].isalnum() or text[at - 5] in "._")):
+                    continue  # `self.attr = ...`: the class's own attribute
+                found.add(match.group(1))
+            self._stored_attributes = frozenset(found)
+        return self._stored_attributes
 
     def reassigned(self, name: str) -> bool:
         """Whether module code assigns ``name`` (at any depth outside functions: under
@@ -401,6 +423,11 @@ _CHAIN_END = re.compile(r"[\w.]*$")
 #: Methods by which a class decides what attribute reads and writes do.
 _ACCESS_HOOK = re.compile(r"def[ \t]+__(?:setattr|getattribute|getattr|delattr)__\b|^[ \t]+__init__[ \t]*=", re.M)
 _DATACLASS_DECORATOR = re.compile(r"@(?:dataclasses\.)?dataclass\b")
+
+
+#: What a line that binds a name other than by a leading assignment must hold.
+_MAY_BIND = re.compile(r"for|with|except|:=|;|globals\(\)|setattr\(")
+_ATTRIBUTE_STORE = re.compile(r"\.([A-Za-z_]\w*)[ \t]*=(?!=)")
 
 
 def _binds_in_line(line: str, name: str) -> bool:

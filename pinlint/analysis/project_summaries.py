@@ -127,7 +127,7 @@ class ProjectSummaries:
                     continue  # the standard library and torch patch no project function
                 path = self.modules.module_file(level, module)
                 read = self.modules.read(path) if path is not None else None
-                if read is not None and ("." + attr) in read.text and read.scan.assigned_elsewhere(attr):
+                if read is not None and attr in read.scan.stored_attributes():
                     found = True
                     break
             self._patched[attr] = found
