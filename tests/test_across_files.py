@@ -507,3 +507,50 @@ def test_a_one_file_run_finds_what_the_whole_run_finds(tmp_path: Path, config: s
     assert _summary(alone, tmp_path) == _summary(whole, tmp_path)
     expected = [] if importer.startswith(("scripts/", "sub/")) else [(helper, 5)]
     assert _where(alone, tmp_path) == expected
+
+
+@pytest.mark.parametrize(
+    ("main", "extra"),
+    [
+        # a triple quote in a comment or a one-line string opens no string
+        (
+            '# a """ in a comment\nQUOTE = \'"""\'\nfrom helpers import make\n\n\n'
+            "def run(dev):\n    make().to(dev, non_blocking=True)\n",
+            {},
+        ),
+        # a comment after `;` names the function: no rebinding
+        (
+            "import os; import sys  # make sure\nfrom helpers import make\n\n\n"
+            "def run(dev):\n    make().to(dev, non_blocking=True)\n",
+            {},
+        ),
+        # a `for make in` line inside the module's docstring is text
+        (
+            '"""Example:\n\nfor make in makers:\n    pass\n"""\nfrom helpers import make\n\n\n'
+            "def run(dev):\n    make().to(dev, non_blocking=True)\n",
+            {},
+        ),
+        # an imported module storing another object's `make` attribute patches nothing
+        (
+            "import config  # noqa: F401\nfrom helpers import make\n\n\n"
+            "def run(dev):\n    make().to(dev, non_blocking=True)\n",
+            {"config.py": "def configure(opts):\n    opts.make = 'fast'\n"},
+        ),
+    ],
+)
+def test_what_the_import_scan_must_still_follow(tmp_path: Path, main: str, extra: dict[str, str]) -> None:
+    _tree(tmp_path, {"pyproject.toml": "[tool.pinlint]\n", "helpers.py": _MAKE, "main.py": main, **extra})
+    assert _where(_check(tmp_path, "."), tmp_path) == [("helpers.py", 5)]
+
+
+def test_a_package_importing_its_own_submodule_still_re_exports_it(tmp_path: Path) -> None:
+    _tree(
+        tmp_path,
+        {
+            "pyproject.toml": "[tool.pinlint]\n",
+            "pkg/__init__.py": "from . import helpers\n",
+            "pkg/helpers.py": _MAKE,
+            "main.py": "from pkg import helpers\n\n\ndef run(dev):\n    helpers.make().to(dev, non_blocking=True)\n",
+        },
+    )
+    assert _where(_check(tmp_path, "."), tmp_path) == [("pkg/helpers.py", 5)]

@@ -31,6 +31,9 @@ class Env:
     def get(self, key: str) -> Value | None:
         return self._values.get(key)
 
+    def items(self) -> list[tuple[str, Value]]:
+        return list(self._values.items())
+
     def __contains__(self, key: str) -> bool:
         return key in self._values
 

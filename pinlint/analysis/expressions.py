@@ -29,6 +29,8 @@ from pinlint.analysis.values import (
     PYDATA,
     TRUE,
     UNKNOWN,
+    Kind,
+    Origin,
     Value,
     combine,
     derived,
@@ -102,6 +104,11 @@ class Evaluator:
         #: ``self.<attr>`` -> every value this function assigns to it.
         self.attribute_values: dict[str, Value] = {}
         self.data_not_python: set[int] = set()
+        #: Parameters whose default is ``True`` (``non_blocking=True``, ``pin=True``).
+        self.default_true_params: set[str] = set()
+        #: Pageable origins that reach only where a default-True flag is false (``if pin: t =
+        #: t.pin_memory()``): a copy ``non_blocking=pin`` of them blocks (see ``guard_by_flag``).
+        self.flag_guarded: dict[Origin, set[str]] = {}
         #: The values of this function's ``return`` statements.
         self.returns: list[Value] = []
         #: Nested ``def``s of this function, by name.
@@ -254,7 +261,12 @@ class Evaluator:
             d2h.read(self, node.test, "a truth test")
             # `t if t.is_pinned() else t.pin_memory()`: as for an `if` statement.
             self.forget_tested(node.test)
-            return self.ev(node.body) | self.ev(node.orelse)
+            body, orelse = self.ev(node.body), self.ev(node.orelse)
+            flag = self.flag_of(node.test)
+            if flag is not None:
+                name, body_when_true = flag
+                self.guard_by_flag(name, body if body_when_true else orelse, orelse if body_when_true else body)
+            return body | orelse
         if type(node) is cst.NamedExpr:
             value = self.ev(node.value)
             key = dotted(node.target)
@@ -407,8 +419,10 @@ class Evaluator:
             if method in torch_api.STORAGE_REPLACING_METHODS:
                 replaced = dotted(func.value)
                 if replaced is not None and replaced in self.env:
-                    self.env.set(replaced, UNKNOWN)  # `t.set_(other)`: now other's memory
-            elif method == "numpy":
+                    # `t.set_(other)`: now other's memory (no argument: an empty tensor).
+                    other = self.value_of(call.args[0].value) if call.args and call.args[0].keyword is None else UNKNOWN
+                    self.replace_memory(replaced, other if is_tensor(other) else UNKNOWN)
+            elif method in ("numpy", "__array__"):
                 self.host_write(receiver, call, "a numpy view (`.numpy()`), which may be written")
                 if is_tensor(receiver):
                     # `n = t.numpy()` before the copy, `n[0] = 9` after it: the array is t's memory.
@@ -443,6 +457,12 @@ class Evaluator:
             result = torch_semantics.method_call(self, method, func.value, receiver, call)
             if method not in torch_semantics.TENSOR_METHODS and not method.endswith("_"):
                 self._receiver_called(func.value, method)
+                if (
+                    type(func.value) is cst.Call
+                    and type(func.value.func) is cst.Name
+                    and func.value.func.value == "super"
+                ):
+                    self._receiver_called(cst.Name("self"), method)  # `super().repin()` runs on self
             return result
         self.ev(func)
         # A builtin unless bound here or at module level (`len = np.asarray` is no builtin).
@@ -527,12 +547,47 @@ class Evaluator:
         for key in device_tested(test):
             if key in self.env:
                 self.env.set(key, UNKNOWN)
-        for key in _flags_tested(test):
-            if self.env.get(key) == TRUE:
-                # `if pin: t = t.pin_memory()` then `t.to(dev, non_blocking=pin)`: the flag
-                # (`True` by default) decides both, and on the path where it is false the copy
-                # blocks. Once tested it is no longer `True` on every path.
-                self.env.set(key, UNKNOWN)
+
+    def flag_of(self, test: cst.BaseExpression) -> tuple[str, bool] | None:
+        """``(flag, whether the test holds when the flag is true)`` for a test of a parameter
+        whose default is ``True`` (``pin``, ``not pin``, ``bool(pin)``), else None."""
+        negated = False
+        node = test
+        while True:
+            if type(node) is cst.UnaryOperation and type(node.operator) is cst.Not:
+                negated, node = not negated, node.expression
+            elif (
+                type(node) is cst.Call
+                and type(node.func) is cst.Name
+                and node.func.value == "bool"
+                and "bool" not in self.env
+                and len(node.args) == 1
+            ):
+                node = node.args[0].value
+            else:
+                break
+        if type(node) is cst.Name and node.value in self.default_true_params and self.env.get(node.value) == TRUE:
+            return node.value, not negated
+        return None
+
+    def guard_by_flag(self, flag: str, when_true: Value, when_false: Value) -> None:
+        """After a test of ``flag``: the pageable origins only its false side holds, where its
+        true side pins (``if pin: t = t.pin_memory()``), reach a copy only with the flag false."""
+        if not any(o.kind is Kind.PINNED for o in when_true):
+            return
+        for origin in when_false - when_true:
+            if origin.kind is Kind.PAGEABLE:
+                self.flag_guarded.setdefault(origin, set()).add(flag)
+
+    def replace_memory(self, key: str, value: Value) -> None:
+        """``key``'s tensor now uses other memory (``t.data = v``, ``t.set_(v)``): so does every
+        name bound to the same tensor (``u = t`` before)."""
+        old = self.env.get(key)
+        if old is None:
+            return
+        for other in [k for k, v in self.env.items() if v == old and k != key]:
+            self.env.set(other, value)
+        self.env.set(key, value)
 
     def _aliases_self(self, key: str) -> bool:
         """``key`` holds this method's ``self`` (``o = self``)."""
@@ -603,23 +658,6 @@ def _loads_on_host(library: str, call: cst.Call) -> bool:
     if device is None:
         return True  # the default: the CPU
     return type(device) is cst.SimpleString and device.evaluated_value == "cpu"
-
-
-def _flags_tested(test: cst.BaseExpression) -> set[str]:
-    """Names whose truth an ``if`` test decides on (``pin``, ``not pin``, ``pin and x``)."""
-    found: set[str] = set()
-    stack: list[cst.BaseExpression] = [test]
-    while stack:
-        node = stack.pop()
-        if type(node) is cst.Name:
-            found.add(node.value)
-        elif type(node) is cst.BooleanOperation:
-            stack.extend((node.left, node.right))
-        elif type(node) is cst.UnaryOperation and type(node.operator) is cst.Not:
-            stack.append(node.expression)
-        elif type(node) is cst.NamedExpr:
-            stack.append(node.target)
-    return found
 
 
 def device_tested(test: cst.BaseExpression) -> set[str]:

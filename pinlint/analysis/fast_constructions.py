@@ -287,6 +287,13 @@ class _Walker:
         device = classify_device(device_kw.value, classifier.torch_function)
         if device not in ("accelerator", "unknown"):
             return
+        if (
+            device == "unknown"
+            and isinstance(device_kw.value, ast.Name)
+            and classifier.scope.own.get(device_kw.value.id) not in (None, "unknown", "true")
+            and _mentions_host(self.columns)
+        ):
+            raise _Defer  # `dev = "cpu"` assigned here: the interpreter knows it is the host
         # The data: the first positional argument before any `*args` (the interpreter's rule).
         data_node = next((a for a in call.args if not isinstance(a, ast.Starred)), None)
         data = classifier.value(data_node) if data_node is not None else UNKNOWN
@@ -315,6 +322,10 @@ class _Walker:
                 statement_rows=rows,
             )
         )
+
+
+def _mentions_host(columns: _Columns) -> bool:
+    return any("cpu" in line for line in columns.source_lines)
 
 
 def _parenthesized(columns: _Columns, keyword: ast.keyword, value: ast.expr) -> bool:

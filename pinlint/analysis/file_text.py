@@ -40,7 +40,8 @@ class FileText:
         self._top_classes: dict[str, list[ClassRange]] | None = None
         self._referenced: frozenset[str] | None = None
         self._bound_memo: dict[str, bool] = {}
-        self._stored_attributes: frozenset[str] | None = None
+        self._stored_attributes: dict[str, set[str]] | None = None
+        self._strings: list[tuple[int, int]] | None = None
 
     def classes(self) -> list[ClassRange]:
         if self._classes is None:
@@ -268,26 +269,41 @@ class FileText:
                 line_end = text.find("\n", at)
                 line = text[line_start : len(text) if line_end < 0 else line_end]
                 # The line's text first (most lines name it otherwise); where it is, only then.
-                if _MAY_BIND.search(line) is not None and _binds_in_line(line, name):
+                code = line.split("#", 1)[0]  # (a `#` inside a string cuts early: a miss, no more)
+                if _MAY_BIND.search(code) is not None and _binds_in_line(code, name):
                     row = self.line_of(line_start)
-                    found = self.enclosing_def(row) is None and self.class_at(row) is None
+                    found = (
+                        self.enclosing_def(row) is None
+                        and self.class_at(row) is None
+                        and not self._in_string(line_start)  # `for make in ...` in a docstring
+                    )
             at = text.find(name, at + len(name))
         self._bound_memo[name] = found
         return found
 
-    def stored_attributes(self) -> frozenset[str]:
-        """Every ``attr`` of an assignment ``<x>.<attr> = ...`` with ``x`` other than ``self``
-        (one scan of the text, for the monkeypatches a module may run)."""
+    def _in_string(self, offset: int) -> bool:
+        """``offset`` is inside a triple-quoted string (scanned once, when first asked)."""
+        from pinlint.analysis.names import _inside, _triple_quoted_spans
+
+        if self._strings is None:
+            self._strings = _triple_quoted_spans(self.text)
+        return _inside(self._strings, offset)
+
+    def stored_attributes(self) -> dict[str, set[str]]:
+        """``attr`` -> the dotted names ``x`` of every assignment ``<x>.<attr> = ...`` other than
+        on ``self`` (one scan of the text, for the monkeypatches a module may run)."""
         if self._stored_attributes is None:
             text = self.text
-            found: set[str] = set()
+            found: dict[str, set[str]] = {}
             # Anchored on the dot (a regex that starts at every identifier is ten times slower).
             for match in _ATTRIBUTE_STORE.finditer(text):
-                at = match.start()
-                if text[at - 4 : at] == "self" and (at < 5 or not (text[at - 5].isalnum() or text[at - 5] in "._")):
-                    continue  # `self.attr = ...`: the class's own attribute
-                found.add(match.group(1))
-            self._stored_attributes = frozenset(found)
+                at = begin = match.start()
+                while begin > 0 and (text[begin - 1].isalnum() or text[begin - 1] in "._"):
+                    begin -= 1
+                base = text[begin:at]
+                if base and base != "self":
+                    found.setdefault(match.group(1), set()).add(base)
+            self._stored_attributes = found
         return self._stored_attributes
 
     def reassigned(self, name: str) -> bool:
@@ -445,9 +461,25 @@ def _binds_in_line(line: str, name: str) -> bool:
         assigned = _ASSIGNMENT_LINE.match(part)
         if assigned is not None and name in (t.strip() for t in assigned.group(2).split(",")):
             return True
-        if _IMPORT_STATEMENT.match(part) and name in _WORD.findall(part.split("import", 1)[1]):
+        if _IMPORT_STATEMENT.match(part) and name in _imported_names(part):
             return True
     return False
+
+
+def _imported_names(statement: str) -> set[str]:
+    """The names an import statement binds (``import a.b`` binds ``a``; ``as`` names)."""
+    import ast
+
+    try:
+        tree = ast.parse(statement.strip())
+    except (SyntaxError, ValueError):
+        return set()
+    bound: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                bound.add(alias.asname or alias.name.split(".", 1)[0])
+    return bound
 
 
 _FOR_TARGET = re.compile(r"[ \t]*(?:async[ \t]+)?for[ \t]+(.*?)[ \t]+in\b")

@@ -22,8 +22,19 @@ from pinlint.analysis.cst_walk import children, mentioned
 from pinlint.analysis.devices import DeviceClass, classify_device
 from pinlint.analysis.env import Changes, join
 from pinlint.analysis.expressions import Evaluator
-from pinlint.analysis.scopes import dotted, flatten_targets
-from pinlint.analysis.values import HOST_DEVICE, TRUE, UNKNOWN, Kind, Origin, Value, is_pydata, is_tensor, parameter
+from pinlint.analysis.scopes import dotted, flatten_targets, iter_statements
+from pinlint.analysis.values import (
+    HOST_DEVICE,
+    PYDATA,
+    TRUE,
+    UNKNOWN,
+    Kind,
+    Origin,
+    Value,
+    is_pydata,
+    is_tensor,
+    parameter,
+)
 
 
 def local_function(node: cst.FunctionDef) -> Value:
@@ -56,6 +67,12 @@ class Interpreter(Evaluator):
         #: Per enclosing loop: the states at its `break`s and `continue`s (change maps against
         #: the state its current iteration started from), and that iteration's mark.
         self._exits: list[tuple[list[Changes], list[Changes], int]] = []
+        #: The last statement that ended the path was a `raise` (a `with` may swallow it).
+        self._raised = False
+        #: Per enclosing `try` with a `finally`: that clause and how many loops enclosed it (a
+        #: `break` or `continue` out of the `try` runs the clause first).
+        self._finally: list[tuple[cst.BaseSuite, int]] = []
+        self._globals: set[str] | None = None
 
     # ------------------------------------------------------------------ statements
     def run(self) -> None:
@@ -65,6 +82,7 @@ class Interpreter(Evaluator):
                 if type(param.default) is cst.Name and param.default.value == "True":
                     # `non_blocking=True` as a default: most calls use it.
                     self.env.set(param.name.value, TRUE)
+                    self.default_true_params.add(param.name.value)
                 else:
                     self.env.set(param.name.value, parameter(param, param.name.value))
             body = self.scope.body
@@ -124,6 +142,9 @@ class Interpreter(Evaluator):
         outcomes: list[Changes] = []
         mark = env.mark()
         current: cst.If | None = statement
+        # `if pin:` / `if not pin:` on a parameter that is `True` by default (one if/else).
+        flag = self.flag_of(statement.test) if type(statement.orelse) is not cst.If else None
+        sides: list[Changes | None] = []  # the body's and the other side's outcome, for `flag`
         while current is not None:
             self.statement = current.test
             self.ev(current.test)
@@ -132,7 +153,9 @@ class Interpreter(Evaluator):
             # x lives at run time, which we cannot decide.
             self.forget_tested(current.test)
             tested = env.changes_since(mark)  # the tests (and what they forgot) hold on every later path
+            self._flag_side(flag, body=True)
             self._suite(current.body)
+            sides.append(self._flag_outcome(flag, mark))
             if not self.dead:  # a branch that returns or raises: nothing after the `if` sees it
                 outcomes.append(env.changes_since(mark))
             self.dead = False
@@ -142,18 +165,42 @@ class Interpreter(Evaluator):
             if type(orelse) is cst.If:
                 current = orelse
                 continue
+            self._flag_side(flag, body=False)
             if orelse is not None:
                 self._suite(orelse.body)
+            sides.append(self._flag_outcome(flag, mark))
             if not self.dead:
                 outcomes.append(env.changes_since(mark))
             self.dead = False
             current = None
         env.undo(mark)
         env.close(mark)
+        if flag is not None and len(sides) == 2 and sides[0] is not None and sides[1] is not None:
+            when_true, when_false = (sides[0], sides[1]) if flag[1] else (sides[1], sides[0])
+            for key in when_true.keys() | when_false.keys():
+                before = env.get(key) or frozenset()
+                self.guard_by_flag(
+                    flag[0], when_true.get(key, before) or frozenset(), when_false.get(key, before) or frozenset()
+                )
         if outcomes:
             env.merge(outcomes)
         else:
             self.dead = True  # every branch leaves: nothing after the `if` runs
+
+    def _flag_side(self, flag: tuple[str, bool] | None, *, body: bool) -> None:
+        """Entering a side of an `if` on ``flag``: where the flag is false, it is (a copy
+        ``non_blocking=flag`` there blocks)."""
+        if flag is not None and flag[1] != body:
+            self.env.set(flag[0], PYDATA)
+
+    def _flag_outcome(self, flag: tuple[str, bool] | None, mark: int) -> Changes | None:
+        """The side's outcome (None when it leaves); the flag is `True` by default again after
+        it (the test decided nothing for later code)."""
+        if flag is None:
+            return None
+        if self.env.get(flag[0]) == PYDATA:
+            self.env.set(flag[0], TRUE)
+        return None if self.dead else self.env.changes_since(mark)
 
     def _loop(self, statement: cst.For | cst.While) -> None:
         env = self.env
@@ -259,6 +306,8 @@ class Interpreter(Evaluator):
     def _try(self, statement: cst.Try | cst.TryStar) -> None:
         env = self.env
         mark = env.mark()
+        if statement.finalbody is not None:
+            self._finally.append((statement.finalbody.body, len(self._exits)))
         self._suite(statement.body)
         body = env.changes_since(mark)
         if statement.orelse is not None and not self.dead:
@@ -277,6 +326,8 @@ class Interpreter(Evaluator):
             self.dead = False
             env.undo(mark)
         env.close(mark)
+        if statement.finalbody is not None:
+            self._finally.pop()
         # Nothing reaches past the `try` when every outcome leaves; its `finally` still runs,
         # from anywhere in the body.
         env.merge(outcomes or [body, {}])
@@ -298,15 +349,19 @@ class Interpreter(Evaluator):
         finally:
             self.default_device_unknown = previous
         # A context manager may swallow the exception a `raise` in the body throws
-        # (`contextlib.suppress`): what follows the `with` stays reachable.
-        self.dead = False
+        # (`contextlib.suppress`): what follows the `with` stays reachable (not after a
+        # `return`, `break` or `continue`).
+        if self._raised:
+            self.dead = False
 
     def _match(self, statement: cst.Match) -> None:
         env = self.env
         self.statement = statement.subject
         self.ev(statement.subject)
         mark = env.mark()
-        outcomes: list[Changes] = [{}]  # no case may match
+        last = statement.cases[-1] if statement.cases else None
+        irrefutable = last is not None and last.guard is None and _irrefutable(last.pattern)
+        outcomes: list[Changes] = [] if irrefutable else [{}]  # no case may match
         for case in statement.cases:
             for name in _captured_names(case.pattern):
                 self._bind(name, UNKNOWN)  # `case [x, *_]:`, `case T() as x:` bind parts of the subject
@@ -318,7 +373,10 @@ class Interpreter(Evaluator):
             self.dead = False
             env.undo(mark)
         env.close(mark)
-        env.merge(outcomes)
+        if outcomes:
+            env.merge(outcomes)
+        else:
+            self.dead = True  # every case leaves, and one always matches
 
     def _sets_default_device(self, node: cst.BaseExpression) -> bool:
         if type(node) is cst.Call:
@@ -332,14 +390,12 @@ class Interpreter(Evaluator):
                 type(t.target) in (cst.Tuple, cst.List) for t in small.targets
             ):
                 self._transparent.add(id(small.value))  # `a, b = x, y` unpacks: no container
-            value = self.ev(small.value)
-            if classify_device(small.value, self.names.torch_function) is DeviceClass.HOST:
-                value = HOST_DEVICE  # `dev = "cpu"`: `.to(dev)` is then no H2D copy
+            value = self._host_device(small.value, self.ev(small.value), [t.target for t in small.targets])
             for target in small.targets:
                 self._bind(target.target, value, small.value)
         elif type(small) is cst.AnnAssign:
             if small.value is not None:  # a bare annotation binds nothing
-                value = self.ev(small.value)
+                value = self._host_device(small.value, self.ev(small.value), [small.target])
                 self._bind(small.target, value, small.value)
         elif type(small) is cst.AugAssign:
             operand = self.ev(small.value)
@@ -364,16 +420,54 @@ class Interpreter(Evaluator):
                 if type(bound) is cst.Name:
                     self._bind(bound, UNKNOWN)  # a module or library object: no tensor we know
         elif type(small) in (cst.Break, cst.Continue):
+            # The `finally` clauses between here and the loop run first (and one that returns
+            # or raises ends the path instead).
+            depth = len(self._exits)
+            pending: list[tuple[cst.BaseSuite, int]] = []
+            while self._finally and self._finally[-1][1] == depth:
+                pending.append(self._finally.pop())  # (not run again by a `break` inside it)
+            try:
+                for final, _ in pending:
+                    self._suite(final)
+                    if self.dead:
+                        return
+            finally:
+                self._finally.extend(reversed(pending))
             if self._exits:
                 breaks, continues, mark = self._exits[-1]
                 (breaks if type(small) is cst.Break else continues).append(self.env.changes_since(mark))
             self.dead = True
+            self._raised = False
         else:
             self._visit_children(small)  # Expr, Return, Assert, Raise...: evaluate what they hold
             if type(small) is cst.Assert:
                 self.forget_tested(small.test)  # `assert t.is_pinned()`: it decides, not its origin
             elif type(small) in (cst.Return, cst.Raise):
                 self.dead = True
+                self._raised = type(small) is cst.Raise
+
+    def _host_device(self, node: cst.BaseExpression, value: Value, targets: list[cst.BaseExpression]) -> Value:
+        """``dev = "cpu"`` (or ``torch.device("cpu")``): the host device, so that ``.to(dev)`` is
+        no H2D copy; not for a name this scope declares global (any call may rebind it)."""
+        if classify_device(node, self.names.torch_function) is not DeviceClass.HOST:
+            return value
+        if any(type(t) is cst.Name and t.value in self._declared_global() for t in targets):
+            return value
+        return HOST_DEVICE
+
+    def _declared_global(self) -> set[str]:
+        if self._globals is None:
+            self._globals = set()
+            if type(self.scope) is cst.FunctionDef:
+                for statement in iter_statements(
+                    list(self.scope.body.body) if type(self.scope.body) is cst.IndentedBlock else [],
+                    into_functions=False,
+                ):
+                    if type(statement) is cst.SimpleStatementLine:
+                        for small in statement.body:
+                            if type(small) in (cst.Global, cst.Nonlocal):
+                                self._globals.update(item.name.value for item in small.names)
+        return self._globals
 
     # ------------------------------------------------------------------ bindings
     def _record_binding(self, target: cst.BaseExpression) -> None:
@@ -411,7 +505,8 @@ class Interpreter(Evaluator):
         if type(target) is cst.Attribute and target.attr.value in torch_api.STORAGE_ATTRIBUTES:
             owner = dotted(target.value)
             if owner is not None and owner in self.env:
-                self.env.set(owner, UNKNOWN)  # `t.data = other`: t now holds other's memory
+                # `t.data = other`: t (and every name for it) now holds other's memory.
+                self.replace_memory(owner, value if is_tensor(value) else UNKNOWN)
         self.bindings.setdefault(key, []).append(self.statement)
         self.ever_bound[key] = self.ever_bound.get(key, frozenset()) | value
         if "." in key:
@@ -440,6 +535,17 @@ def _captured_names(pattern: cst.CSTNode) -> list[cst.Name]:
             found.append(node.rest)
         stack.extend(children(node))
     return found
+
+
+def _irrefutable(pattern: cst.MatchPattern) -> bool:
+    """``case _:`` or ``case name:`` (and ``as`` of one): matches whatever the subject is."""
+    while type(pattern) is cst.MatchAs:
+        if pattern.pattern is None:
+            return True
+        pattern = pattern.pattern
+    if type(pattern) is cst.MatchOr:
+        return any(_irrefutable(p.pattern) for p in pattern.patterns)
+    return False
 
 
 def _endless(loop: cst.For | cst.While) -> bool:

@@ -90,14 +90,18 @@ def scan_names(text: str, lines: list[str] | None = None) -> FileNames:
     last_top_level_end = -1
     group_ends: dict[str, int] = {}
     budget = _IMPORT_LINE_BUDGET
+    maybe: list[tuple[int, int]] | None = None
     strings: list[tuple[int, int]] | None = None
     for match in _IMPORT_LINE.finditer(text):
         start = match.start()
         if '"""' in text or "'''" in text:
-            if strings is None:
-                strings = _triple_quoted_spans(text)
-            if _inside(strings, start):
-                continue  # `from x import y` in a docstring: text, not an import
+            if maybe is None:
+                maybe = _maybe_string_spans(text)
+            if _inside(maybe, start):
+                if strings is None:
+                    strings = _triple_quoted_spans(text)
+                if _inside(strings, start):
+                    continue  # `from x import y` in a docstring: text, not an import
         # The statement runs to the end of the line, or further while a bracket is open or
         # the line ends with a backslash.
         end = text.find("\n", start)
@@ -160,16 +164,16 @@ def scan_names(text: str, lines: list[str] | None = None) -> FileNames:
     return names
 
 
-def _triple_quoted_spans(text: str) -> list[tuple[int, int]]:
-    """Start and end offsets of the triple-quoted strings of ``text``, in order: each `\"\"\"` or
-    `'''` opens one or closes the open one of its kind (a triple quote inside a comment or a
-    one-line string is taken for one: an import is then missed, never invented)."""
+def _maybe_string_spans(text: str) -> list[tuple[int, int]]:
+    """Spans between successive triple quotes of one kind (a `\"\"\"` in a comment or a one-line
+    string counts too): every real triple-quoted string is inside one. Only an import found
+    inside one needs ``_triple_quoted_spans``'s exact scan."""
     spans: list[tuple[int, int]] = []
     opened, kind = -1, ""
     for match in _TRIPLE_QUOTE.finditer(text):
         if opened < 0:
             opened, kind = match.start(), match.group()
-        elif match.group() == kind and text[match.start() - 1] != "\\":
+        elif match.group() == kind:
             spans.append((opened, match.end()))
             opened = -1
     if opened >= 0:
@@ -178,6 +182,61 @@ def _triple_quoted_spans(text: str) -> list[tuple[int, int]]:
 
 
 _TRIPLE_QUOTE = re.compile(r"\"\"\"|'''")
+
+
+def _triple_quoted_spans(text: str) -> list[tuple[int, int]]:
+    """Start and end offsets of the triple-quoted strings of ``text``, in order, by a scan that
+    skips comments and one-line strings (a `\"\"\"` in either opens nothing). Only the quote and
+    hash characters are visited (``str.find``), so it costs little more than a search."""
+    spans: list[tuple[int, int]] = []
+    at, end = 0, len(text)
+    while True:
+        match = _QUOTE_OR_HASH.search(text, at)
+        if match is None:
+            return spans
+        start, token = match.start(), match.group()
+        if token == "#":
+            newline = text.find("\n", start)
+            at = end if newline < 0 else newline + 1
+            continue
+        if len(token) == 3:
+            close = _closing(text, start + 3, token)
+            spans.append((start, close))
+            at = close
+            continue
+        at = _end_of_line_string(text, start + 1, token)
+
+
+def _closing(text: str, at: int, quote: str) -> int:
+    """The offset after the triple ``quote`` that closes a string whose body starts at ``at``."""
+    while True:
+        found = text.find(quote, at)
+        if found < 0:
+            return len(text)  # never closed: to the end
+        backslashes = 0
+        while found - backslashes - 1 >= at and text[found - backslashes - 1] == "\\":
+            backslashes += 1
+        if backslashes % 2 == 0:
+            return found + 3
+        at = found + 1
+
+
+def _end_of_line_string(text: str, at: int, quote: str) -> int:
+    """The offset after a one-line string's closing ``quote`` (or its line's end)."""
+    while True:
+        found = text.find(quote, at)
+        newline = text.find("\n", at)
+        if found < 0 or (0 <= newline < found):
+            return len(text) if newline < 0 else newline + 1
+        backslashes = 0
+        while text[found - backslashes - 1] == "\\":
+            backslashes += 1
+        if backslashes % 2 == 0:
+            return found + 1
+        at = found + 1
+
+
+_QUOTE_OR_HASH = re.compile(r"\"\"\"|'''|[\"'#]")
 
 
 def _inside(spans: list[tuple[int, int]], offset: int) -> bool:

@@ -69,7 +69,7 @@ class ProjectSummaries:
         self._functions: dict[tuple[str, str], tuple[ForeignFile, int] | None] = {}
         self._copiers: dict[str, bool] = {}
         #: attribute -> whether a project module this file imports assigns `<module>.<attr>`.
-        self._patched: dict[str, bool] = {}
+        self._patched: dict[tuple[str, str], bool] = {}
 
     # ------------------------------------------------------------------ lookups
     def function(self, names: FileNames, func: cst.BaseExpression) -> tuple[ForeignFile, int] | None:
@@ -100,7 +100,7 @@ class ProjectSummaries:
                 return None  # assigned here too (`else: make = other`), or a star import may rebind it
             level, module, name = source
             path = self.modules.module_file(level, module)
-            if path is not None and self._patched_by_imports(names, name):
+            if path is not None and self._patched_by_imports(names, name, path):
                 return None  # `module.name = other` in a module this file imports
             return (path, name, MAX_REEXPORTS) if path is not None else None
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
@@ -111,15 +111,17 @@ class ProjectSummaries:
             if here is not None and here.scan.assigned_elsewhere(func.attr.value):
                 return None  # `helpers.make = other` here: the module's function may be replaced
             path = self._module_bound_to(names, local)
-            if path is not None and self._patched_by_imports(names, func.attr.value):
+            if path is not None and self._patched_by_imports(names, func.attr.value, path):
                 return None
             return (path, func.attr.value, 0) if path is not None else None
         return None
 
-    def _patched_by_imports(self, names: FileNames, attr: str) -> bool:
-        """A project module this file imports assigns ``<module>.<attr> = ...`` (a monkeypatch
-        run at import, before this file's calls): the function called may be another one."""
-        if attr not in self._patched:
+    def _patched_by_imports(self, names: FileNames, attr: str, target: str) -> bool:
+        """A project module this file imports assigns ``<module>.<attr> = ...``, ``<module>``
+        being ``target``'s module there (a monkeypatch run at import, before this file's calls):
+        the function called may be another one."""
+        key = (attr, target)
+        if key not in self._patched:
             found = False
             modules = [(level, module) for level, module in names.imported_modules if level or module]
             for level, module in modules[:_MAX_PATCH_MODULES]:
@@ -127,11 +129,29 @@ class ProjectSummaries:
                     continue  # the standard library and torch patch no project function
                 path = self.modules.module_file(level, module)
                 read = self.modules.read(path) if path is not None else None
-                if read is not None and attr in read.scan.stored_attributes():
+                bases = read.scan.stored_attributes().get(attr) if read is not None else None
+                if bases and any(self._names_module(read, base, target) for base in bases):  # type: ignore[arg-type]
                     found = True
                     break
-            self._patched[attr] = found
-        return self._patched[attr]
+            self._patched[key] = found
+        return self._patched[key]
+
+    def _names_module(self, read: SourceFile, base: str, target: str) -> bool:
+        """In the module ``read``, the dotted name ``base`` is the module whose file is ``target``."""
+        first = base.split(".", 1)[0]
+        names = read.names
+        origin = ModuleFiles(self.modules.root, read.path, self.modules.overlay)
+        source = names.from_imports.get(first)
+        if source is not None and source != AMBIGUOUS_IMPORT:
+            level, module, name = source
+            dotted = ".".join(p for p in (module, name) if p) + base[len(first) :]
+            found = origin.module_file(level, dotted)
+        elif first in names.modules:
+            found = origin.module_file(0, names.modules[first] + base[len(first) :])
+        else:
+            return False  # a local object, not a module: not a monkeypatch of the function
+        self.modules.consulted.update(origin.consulted)
+        return found == target
 
     def _module_bound_to(self, names: FileNames, local: str) -> str | None:
         """The project file of the module ``local`` names (``import pkg.mod as local``,
@@ -145,7 +165,7 @@ class ProjectSummaries:
             level, module, name = source
             dotted = f"{module}.{name}" if module else name
             found = self.modules.module_file(level, dotted)
-            if found is not None and self._package_binds(level, module, name):
+            if found is not None and self._package_binds(level, module, name, found):
                 # `from pkg import helpers` is the attribute `pkg.helpers`, which the package's
                 # `__init__.py` binds itself (`from . import pinned as helpers`): not the file.
                 return None
@@ -153,8 +173,9 @@ class ProjectSummaries:
         module = names.modules.get(local)
         return self.modules.module_file(0, module) if module is not None else None
 
-    def _package_binds(self, level: int, package: str, name: str) -> bool:
-        """The ``__init__.py`` of ``package`` binds ``name`` (assigns, imports or defines it)."""
+    def _package_binds(self, level: int, package: str, name: str, submodule: str) -> bool:
+        """The ``__init__.py`` of ``package`` binds ``name`` to something other than its
+        submodule file ``submodule`` (assigns, defines or imports another thing as it)."""
         init = self.modules.module_file(level, package) if package or level else None
         if init is None or not init.endswith("__init__.py"):
             return False
@@ -162,13 +183,13 @@ class ProjectSummaries:
         if read is None:
             return False
         names = read.names
-        return (
-            name in names.from_imports
-            or name in names.modules
-            or name in names.module_level_bindings
-            or read.scan.rebinds(name)
-            or read.scan.reassigned(name)
-        )
+        if name in names.module_level_bindings or read.scan.rebinds(name) or read.scan.reassigned(name):
+            return True
+        if name in names.from_imports or name in names.modules:
+            # `from . import helpers` binds the submodule itself; `from . import pinned as
+            # helpers` another module.
+            return not self._names_module(read, name, submodule)
+        return False
 
     def _defined(self, path: str, name: str, hops: int) -> tuple[ForeignFile, int] | None:
         if path == self.modules.path:

@@ -29,7 +29,7 @@ from pinlint.analysis.parse import parse
 from pinlint.analysis.positions import Positions
 from pinlint.analysis.scopes import iter_statements
 from pinlint.analysis.triage import Segment, segment_for, segment_text
-from pinlint.analysis.values import Kind, Value, is_true, only
+from pinlint.analysis.values import HOST_DEVICE, Kind, Value, is_true, only
 
 if TYPE_CHECKING:
     from pinlint.analysis.events import ParameterCopy
@@ -518,6 +518,8 @@ def _copies_here(evaluator: Evaluator, function: cst.FunctionDef, call: cst.Call
                 return False
             if classify_device(passed, evaluator.names.torch_function) in (DeviceClass.HOST, DeviceClass.OTHER):
                 return False
+            if evaluator.value_of(passed) == HOST_DEVICE:
+                return False  # `dev = "cpu"`, then `send(t, dev)`
     return True
 
 

@@ -13,7 +13,7 @@ from pinlint.analysis.callargs import has_star_kwargs, is_false, keyword_args
 from pinlint.analysis.devices import RUNTIME_OR_ACCELERATOR, DeviceClass, classify_device
 from pinlint.analysis.events import EventSink
 from pinlint.analysis.scopes import ScopeNames
-from pinlint.analysis.values import DEVICE, PINNED, UNKNOWN, Value, is_pydata, pageable
+from pinlint.analysis.values import DEVICE, HOST_DEVICE, PINNED, UNKNOWN, Value, is_host, is_pydata, pageable
 
 
 class Context(Protocol):
@@ -48,7 +48,10 @@ def device_kw(ctx: Context, call: cst.Call) -> tuple[DeviceClass, cst.Arg | None
     arg = keyword_args(call).get("device")
     if arg is None:
         return (DeviceClass.DEFAULT, None)
-    return (classify_device(arg.value, ctx.names.torch_function), arg)
+    found = classify_device(arg.value, ctx.names.torch_function)
+    if found is DeviceClass.UNKNOWN and ctx.value_of(arg.value) == HOST_DEVICE:
+        return (DeviceClass.HOST, arg)  # `dev = "cpu"` on every path, then `device=dev`
+    return (found, arg)
 
 
 def _pinned_kw(call: cst.Call) -> bool | None:
@@ -64,7 +67,15 @@ def allocated_value(ctx: Context, call: cst.Call, what: str, *, factory: str, da
     if has_star_kwargs(call):
         return UNKNOWN  # `**kwargs` may carry device= or pin_memory=
     pinned = _pinned_kw(call)
-    device, _ = device_kw(ctx, call)
+    device, arg = device_kw(ctx, call)
+    if (
+        device is DeviceClass.UNKNOWN
+        and arg is not None
+        and type(arg.value) is cst.Attribute
+        and arg.value.attr.value == "device"
+        and is_host(ctx.value_of(arg.value.value))
+    ):
+        device = DeviceClass.HOST  # `device=host_tensor.device`: where that tensor is, the host
     if device in RUNTIME_OR_ACCELERATOR:
         # A run-time device (`device=dev`) may well be the host, but host-ness then rests on a
         # run-time condition: treated like a device value, so that a sibling path that is

@@ -199,6 +199,22 @@ def _holds_true(ctx: Context) -> Callable[[cst.BaseExpression], bool]:
     return lambda node: is_true_value(ctx.value_of(node))
 
 
+def _unguarded(ctx: Context, value: Value, call: cst.Call, args: list[cst.BaseExpression], position: int) -> Value:
+    """``value`` without the origins that reach here only where the copy's ``non_blocking=flag``
+    is false (``if pin: t = t.pin_memory()`` then ``t.to(dev, non_blocking=pin)``)."""
+    guarded = getattr(ctx, "flag_guarded", None)
+    if not guarded:
+        return value
+    keyword = keyword_args(call).get("non_blocking")
+    node = keyword.value if keyword is not None else (args[position] if len(args) > position else None)
+    if type(node) is not cst.Name:
+        return value
+    kept = frozenset(o for o in value if node.value not in guarded.get(o, ()))
+    if kept == value:
+        return value
+    return kept or UNKNOWN
+
+
 MethodHandler = Callable[[Context, str, cst.BaseExpression, Value, cst.Call], Value]
 
 
@@ -247,6 +263,7 @@ def _to(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: 
     if target is DeviceClass.OTHER:
         return UNKNOWN  # e.g. "meta": no memory at all
     if is_non_blocking:
+        receiver = _unguarded(ctx, receiver, call, args, nb_position)
         ctx.events.copy(receiver_node, receiver, call, ".to", device, None, ctx.statement, ctx.loops)
         views.strided_copy(ctx, call, ".to", receiver_node, None)  # type: ignore[arg-type]
     return DEVICE
@@ -259,6 +276,7 @@ def _cuda(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver
     keywords = keyword_args(call)
     device = keywords["device"].value if "device" in keywords else (args[0] if args else None)
     if non_blocking(call, args, 1, _holds_true(ctx)):
+        receiver = _unguarded(ctx, receiver, call, args, 1)
         ctx.events.copy(receiver_node, receiver, call, ".cuda", device, None, ctx.statement, ctx.loops)
         views.strided_copy(ctx, call, ".cuda", receiver_node, None)  # type: ignore[arg-type]
     return DEVICE
@@ -270,7 +288,8 @@ def _copy(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver
         return receiver  # `dst.copy_(*args)` or no source: nothing visible is copied
     if non_blocking(call, args, 1, _holds_true(ctx)) and not is_host(receiver):
         # The destination is not provably host memory: a host-to-device copy.
-        ctx.events.copy(args[0], ctx.value_of(args[0]), call, ".copy_", None, receiver_node, ctx.statement, ctx.loops)
+        source = _unguarded(ctx, ctx.value_of(args[0]), call, args, 1)
+        ctx.events.copy(args[0], source, call, ".copy_", None, receiver_node, ctx.statement, ctx.loops)
         views.strided_copy(ctx, call, ".copy_", args[0], receiver_node)  # type: ignore[arg-type]
     elif ctx.events.wants_d2h and non_blocking(call, args, 1, _holds_true(ctx)):
         # Into provably host memory from a source that may be on a device: filled later (PIN004).
@@ -297,7 +316,8 @@ def _to_host(ctx: Context, method: str, receiver_node: cst.BaseExpression, recei
 def _new_tensor(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: Value, call: cst.Call) -> Value:
     if method in torch_api.CAST_METHODS:
         return _cast(receiver, call, f".{method}()")
-    return derived(receiver, call, f".{method}()")
+    # Elementwise results keep the receiver's shape (a vector stays one).
+    return derived(receiver, call, f".{method}()", elementwise=method in torch_api.ELEMENTWISE_METHODS)
 
 
 def _cast(receiver: Value, call: cst.Call, what: str) -> Value:
@@ -305,7 +325,7 @@ def _cast(receiver: Value, call: cst.Call, what: str) -> Value:
     returns the tensor itself (`t.float()` of a float32 `t`), pinned if it was."""
     if any(o.kind is Kind.PINNED for o in receiver):
         return UNKNOWN  # the dtype is not known here: the pinned tensor itself, or a pageable copy
-    return derived(receiver, call, what)
+    return derived(receiver, call, what, elementwise=True)
 
 
 def _numpy(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: Value, call: cst.Call) -> Value:

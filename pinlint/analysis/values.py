@@ -201,7 +201,7 @@ def combine(values: list[Value], node: cst.CSTNode, what: str) -> Value:
     if not tensors:
         return UNKNOWN  # no tensor input: whatever this returns is not a host tensor we know
     hosts = [v for v in tensors if is_vector_host(v)]
-    if hosts and all(is_vector_host(v) or v == UNKNOWN for v in tensors):
+    if hosts and all(is_vector_host(v) or kinds(v) == {Kind.UNKNOWN} for v in tensors):
         # `arange(n) + ids * self.block_size`: a non-0-dim host tensor combined with operands of
         # unknown kind. A CUDA operand would raise (only 0-dim CPU tensors mix with CUDA ones),
         # so if this runs, the result is on the host.

@@ -71,12 +71,11 @@ def _why_strided(ctx: ViewContext, source: cst.BaseExpression, destination: cst.
         base = source.value
         if not _pinned_name(ctx, base):
             return None  # pinned on every path, and a name we can look up: else not provable
-        # Assigned more than once (`buf = torch.empty(8, 1, ...)` after another): flagged only
-        # when every assignment's size leaves the gap.
+        # Assigned more than once (in two branches, or one after the other): which assignment
+        # reaches the copy is not read here, so any that leaves the gap is reported.
         reasons = [_subscript_gap(source, shape) for shape in _shapes(ctx, base)]
-        if any(why is None for why in reasons):
-            return None
-        return reasons[0] + explicit  # type: ignore[operator]
+        why = next((r for r in reasons if r is not None), None)
+        return None if why is None else why + explicit
     if isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute):
         method = source.func.attr.value
         base = source.func.value
@@ -144,6 +143,19 @@ def _assigned_shape(ctx: ViewContext, statement: cst.CSTNode, key: str) -> list[
         pinned_again = True
     if pinned_again and assigned is not None and dotted(assigned) == key:
         return _SAME
+    if (
+        isinstance(assigned, cst.Call)
+        and isinstance(assigned.func, cst.Attribute)
+        and assigned.func.attr.value in ("view", "reshape")
+        and positional(assigned)
+    ):
+        # `buf = buf.view(8, 1)`: the sizes are the arguments (a name or -1 stays unknown).
+        sizes = positional(assigned)
+        if isinstance(sizes[0], (cst.Tuple, cst.List)):
+            if any(isinstance(e, cst.StarredElement) for e in sizes[0].elements):
+                return None
+            return [e.value for e in sizes[0].elements]
+        return list(sizes)  # type: ignore[arg-type]
     if not isinstance(assigned, cst.Call):
         return None
     name = ctx.names.torch_function(assigned.func)

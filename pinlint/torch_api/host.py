@@ -44,6 +44,60 @@ UNPINNABLE_DATA_FACTORIES: frozenset[str] = frozenset({"as_tensor", "asarray"})
 #: ``torch.from_numpy`` / ``torch.frombuffer``: share the numpy/buffer memory, which is pageable.
 MEMORY_SHARING_FACTORIES: frozenset[str] = frozenset({"from_numpy", "frombuffer"})
 
+#: Elementwise tensor methods (and torch functions) whose result has the input's shape.
+ELEMENTWISE_METHODS: frozenset[str] = frozenset(
+    {
+        "cos",
+        "sin",
+        "tan",
+        "exp",
+        "exp2",
+        "expm1",
+        "log",
+        "log2",
+        "log10",
+        "log1p",
+        "sqrt",
+        "rsqrt",
+        "sigmoid",
+        "tanh",
+        "relu",
+        "floor",
+        "ceil",
+        "round",
+        "trunc",
+        "frac",
+        "sign",
+        "reciprocal",
+        "pow",
+        "square",
+        "remainder",
+        "fmod",
+        "floor_divide",
+        "logical_not",
+        "bitwise_not",
+        "eq",
+        "ne",
+        "lt",
+        "le",
+        "gt",
+        "ge",
+    }
+)
+#: Unary elementwise functions: their result follows their one tensor input.
+UNARY_ELEMENTWISE: frozenset[str] = ELEMENTWISE_METHODS - {
+    "pow",
+    "remainder",
+    "fmod",
+    "floor_divide",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+}
+
 #: ``torch.<name>(tensors, ...)``: a new tensor on the inputs' device, never pinned.
 COMBINING_FUNCTIONS: frozenset[str] = frozenset(
     {
@@ -69,6 +123,15 @@ COMBINING_FUNCTIONS: frozenset[str] = frozenset(
         "flip",
         "sort",
         "argsort",
+        *ELEMENTWISE_METHODS,
+        "nonzero",
+        "outer",
+        "index_select",
+        "diff",
+        "masked_select",
+        "matmul",
+        "mm",
+        "bmm",
     }
 )
 
@@ -76,6 +139,8 @@ COMBINING_FUNCTIONS: frozenset[str] = frozenset(
 #: sizes, counts or dims (``repeat_interleave(host, unknown_repeats)`` is still a host tensor).
 DATA_FIRST_FUNCTIONS: frozenset[str] = frozenset(
     {"cumsum", "flatten", "repeat_interleave", "roll", "flip", "sort", "argsort", "clamp", "abs", "neg"}
+    | UNARY_ELEMENTWISE
+    | {"nonzero", "index_select", "diff", "masked_select"}
 )
 
 #: ``torch.nn.functional`` functions treated like ``DATA_FIRST_FUNCTIONS`` (``F.pad(host, ...)``).
@@ -146,6 +211,22 @@ NEW_TENSOR_METHODS: frozenset[str] = CAST_METHODS | frozenset(
         "roll",
         "flip",
         "argsort",
+        # Elementwise math, reductions and selections: always a new tensor on the receiver's
+        # device (never the receiver itself).
+        *ELEMENTWISE_METHODS,
+        "sum",
+        "mean",
+        "prod",
+        "cumprod",
+        "diff",
+        "nonzero",
+        "masked_select",
+        "argmax",
+        "argmin",
+        "outer",
+        "matmul",
+        "mm",
+        "bmm",
     }
 )
 
