@@ -128,6 +128,9 @@ class EventSink:
         self._seen: set[tuple[object, ...]] = set()
         #: Copies whose source is a parameter (on some path).
         self.parameter_copies: list[ParameterCopy] = []
+        #: Copies whose ``non_blocking=`` is a parameter without a default (``nb``): non_blocking
+        #: where a caller passes ``True`` for it. (parameter, the copy's arguments for ``copy``.)
+        self.conditional_copies: list[tuple[str, tuple[object, ...]]] = []
         #: id(copy call) -> its ``d2h.D2HCopy`` (PIN004's non_blocking device-to-host copies).
         self.d2h_copies: dict[int, object] = {}
         #: ids of the statements where an unsynchronised read was reported.
@@ -181,6 +184,19 @@ class EventSink:
             self._seen.add(key)
             chained = via is None and strip_views(source_node) is origin.node
             self.events.append(SinkHit(origin, call, api, device, copy_dst, chained, statement, loops, via))
+
+    def conditional_copy(self, flag: str, *arguments: object) -> None:
+        """A host-to-device copy that is non_blocking when the caller passes ``True`` for the
+        parameter ``flag`` (``copy``'s arguments, kept for the callers that do)."""
+        if SinkHit in self.listened:
+            self.conditional_copies.append((flag, arguments))
+            source = arguments[1]
+            for origin in source:  # type: ignore[attr-defined]
+                if origin.parameter:
+                    _, _, call, api, device, copy_dst, statement = arguments[:7]
+                    self.parameter_copies.append(
+                        ParameterCopy(origin.parameter, call, api, device, copy_dst, statement)
+                    )  # type: ignore[arg-type]
 
     def construction(
         self,

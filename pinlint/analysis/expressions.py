@@ -262,7 +262,7 @@ class Evaluator:
             # `t if t.is_pinned() else t.pin_memory()`: as for an `if` statement.
             self.forget_tested(node.test)
             body, orelse = self.ev(node.body), self.ev(node.orelse)
-            flag = self.flag_of(node.test)
+            flag = self.flag_of(node.test) or self.device_type_of(node.test)
             if flag is not None:
                 name, body_when_true = flag
                 self.guard_by_flag(name, body if body_when_true else orelse, orelse if body_when_true else body)
@@ -569,6 +569,38 @@ class Evaluator:
         if type(node) is cst.Name and node.value in self.default_true_params and self.env.get(node.value) == TRUE:
             return node.value, not negated
         return None
+
+    def device_type_of(self, test: cst.BaseExpression) -> tuple[str, bool] | None:
+        """``("device:<X>", whether the test holds when X is an accelerator)`` for a test of a
+        device's type (``X.type == "cuda"``, ``X.type != "cpu"``, ``not ...``), else None."""
+        negated = False
+        node = test
+        while type(node) is cst.UnaryOperation and type(node.operator) is cst.Not:
+            negated, node = not negated, node.expression
+        if type(node) is not cst.Comparison or len(node.comparisons) != 1:
+            return None
+        left, comparison = node.left, node.comparisons[0]
+        if (
+            type(left) is not cst.Attribute
+            or left.attr.value != "type"
+            or type(comparison.comparator) is not cst.SimpleString
+        ):
+            return None
+        device = dotted(left.value)
+        literal = comparison.comparator.evaluated_value
+        if device is None or not isinstance(literal, str):
+            return None
+        if literal.startswith(torch_api.ACCELERATOR_DEVICE_PREFIXES):
+            holds = True
+        elif literal.startswith(torch_api.HOST_DEVICE_PREFIXES):
+            holds = False
+        else:
+            return None
+        if type(comparison.operator) is cst.NotEqual:
+            holds = not holds
+        elif type(comparison.operator) is not cst.Equal:
+            return None
+        return f"device:{device}", holds != negated
 
     def guard_by_flag(self, flag: str, when_true: Value, when_false: Value) -> None:
         """After a test of ``flag``: the pageable origins only its false side holds, where its

@@ -142,8 +142,13 @@ class Interpreter(Evaluator):
         outcomes: list[Changes] = []
         mark = env.mark()
         current: cst.If | None = statement
-        # `if pin:` / `if not pin:` on a parameter that is `True` by default (one if/else).
-        flag = self.flag_of(statement.test) if type(statement.orelse) is not cst.If else None
+        # `if pin:` / `if not pin:` on a parameter that is `True` by default, or `if
+        # device.type == "cuda":` (one if/else): what only its false side leaves pageable.
+        flag = None
+        device_guard = None
+        if type(statement.orelse) is not cst.If:
+            flag = self.flag_of(statement.test)
+            device_guard = self.device_type_of(statement.test) if flag is None else None
         sides: list[Changes | None] = []  # the body's and the other side's outcome, for `flag`
         while current is not None:
             self.statement = current.test
@@ -155,7 +160,7 @@ class Interpreter(Evaluator):
             tested = env.changes_since(mark)  # the tests (and what they forgot) hold on every later path
             self._flag_side(flag, body=True)
             self._suite(current.body)
-            sides.append(self._flag_outcome(flag, mark))
+            sides.append(self._flag_outcome(flag or device_guard, mark))
             if not self.dead:  # a branch that returns or raises: nothing after the `if` sees it
                 outcomes.append(env.changes_since(mark))
             self.dead = False
@@ -168,19 +173,20 @@ class Interpreter(Evaluator):
             self._flag_side(flag, body=False)
             if orelse is not None:
                 self._suite(orelse.body)
-            sides.append(self._flag_outcome(flag, mark))
+            sides.append(self._flag_outcome(flag or device_guard, mark))
             if not self.dead:
                 outcomes.append(env.changes_since(mark))
             self.dead = False
             current = None
         env.undo(mark)
         env.close(mark)
-        if flag is not None and len(sides) == 2 and sides[0] is not None and sides[1] is not None:
-            when_true, when_false = (sides[0], sides[1]) if flag[1] else (sides[1], sides[0])
+        guard = flag or device_guard
+        if guard is not None and len(sides) == 2 and sides[0] is not None and sides[1] is not None:
+            when_true, when_false = (sides[0], sides[1]) if guard[1] else (sides[1], sides[0])
             for key in when_true.keys() | when_false.keys():
                 before = env.get(key) or frozenset()
                 self.guard_by_flag(
-                    flag[0], when_true.get(key, before) or frozenset(), when_false.get(key, before) or frozenset()
+                    guard[0], when_true.get(key, before) or frozenset(), when_false.get(key, before) or frozenset()
                 )
         if outcomes:
             env.merge(outcomes)
@@ -198,7 +204,7 @@ class Interpreter(Evaluator):
         it (the test decided nothing for later code)."""
         if flag is None:
             return None
-        if self.env.get(flag[0]) == PYDATA:
+        if not flag[0].startswith("device:") and self.env.get(flag[0]) == PYDATA:
             self.env.set(flag[0], TRUE)
         return None if self.dead else self.env.changes_since(mark)
 

@@ -95,7 +95,10 @@ class FileSummaries:
         names: set[str] = set()
         for parsed in self.all_parsed():
             for interpreter in parsed.interpreters:
-                if interpreter.events.parameter_copies and isinstance(interpreter.scope, cst.FunctionDef):
+                events = interpreter.events
+                if (events.parameter_copies or events.conditional_copies) and isinstance(
+                    interpreter.scope, cst.FunctionDef
+                ):
                     names.add(interpreter.scope.name.value)
         if any(p.segment.whole_file for p in self.all_parsed()):
             return []  # the whole file was analysed: every caller already was
@@ -427,14 +430,25 @@ class FileSummaries:
         if self.depth >= MAX_DEPTH:
             return
         arguments = [evaluator.value_of(a.value) for a in call.args]
-        if not any(o.kind is Kind.PAGEABLE for value in arguments for o in value):
-            return  # nothing pageable is passed: no copy to report (and no summary needed)
+        passes_true = any(is_true(value) for value in arguments)
+        if not passes_true and not any(o.kind is Kind.PAGEABLE for value in arguments for o in value):
+            return  # nothing pageable, and no `True` flag, is passed: no copy to report
         found = self._function(evaluator, call)
         if found is None:
             return
         interpreter = self._interpreter_of(*found, evaluator)
-        if interpreter is None or not interpreter.events.parameter_copies:
+        if interpreter is None:
             return
+        for flag, copy_arguments in interpreter.events.conditional_copies if passes_true else []:
+            # `self._plan(n, non_blocking)` with `non_blocking=True` here, and in `_plan` a local
+            # pageable tensor copied with `non_blocking=non_blocking`.
+            passed = argument_for(found[1], call, flag)
+            if passed is None or not is_true(evaluator.value_of(passed)):
+                continue
+            source_node, source, sink, api, device, copy_dst, statement, loops = copy_arguments
+            local = frozenset(o for o in source if o.kind is Kind.PAGEABLE and not o.parameter)  # type: ignore[attr-defined]
+            if local:
+                evaluator.events.copy(source_node, local, sink, api, device, copy_dst, statement, loops)  # type: ignore[arg-type]
         for copy in interpreter.events.parameter_copies:
             argument = argument_for(found[1], call, copy.parameter)
             if argument is None:
@@ -477,16 +491,29 @@ def transparent_text(lines: list[str] | None, start: int) -> bool:
     ones (one line each); anything else above it that is not code of its own is not."""
     if lines is None:
         return True
+    indent = len(lines[start]) - len(lines[start].lstrip())
     row = start - 1
     while row >= 0:
         text = lines[row].strip()
         if text.startswith("#"):
             row -= 1
             continue  # a comment between decorators, or above the def
+        if not text:
+            return True  # a blank line: nothing decorates the def
         if not text.startswith("@"):
-            # Not a decorator: the def is undecorated, unless this continues a decorator's
-            # arguments from lines above (`)` or `,` ending it), which cannot be read here.
-            return not text.endswith((")", ",", "(", "\\"))
+            if not text.endswith((")", ",", "(", "\\")):
+                return True  # not a decorator: the def is undecorated
+            # Perhaps the end of a decorator's arguments: the line that starts it is the first
+            # one above at the def's indentation (or less: then there is none).
+            if text.startswith((")", "]", "}")):
+                row -= 1  # the closing bracket itself
+            while row >= 0 and (not lines[row].strip() or len(lines[row]) - len(lines[row].lstrip()) > indent):
+                row -= 1
+            if row < 0 or len(lines[row]) - len(lines[row].lstrip()) < indent:
+                return True
+            text = lines[row].strip()
+            if not text.startswith("@"):
+                return not text.startswith((")", "]", "}"))  # a statement of its own, or unreadable
         name = text[1:].split("(", 1)[0].split("#", 1)[0].strip()
         if name not in torch_api.TRANSPARENT_DECORATORS:
             return False
@@ -510,6 +537,8 @@ def _copies_here(evaluator: Evaluator, function: cst.FunctionDef, call: cst.Call
         passed = argument_for(function, call, flag.value)
         if passed is not None and not is_true(evaluator.value_of(passed)):
             return False
+        if passed is None and not _has_true_default(function, flag.value):
+            return False  # a flag without a `True` default, not visibly passed: not known
     target = copy.device
     if type(target) is cst.Name and target.value in params:
         passed = argument_for(function, call, target.value)
@@ -521,6 +550,14 @@ def _copies_here(evaluator: Evaluator, function: cst.FunctionDef, call: cst.Call
             if evaluator.value_of(passed) == HOST_DEVICE:
                 return False  # `dev = "cpu"`, then `send(t, dev)`
     return True
+
+
+def _has_true_default(function: cst.FunctionDef, name: str) -> bool:
+    params = function.params
+    for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
+        if param.name.value == name:
+            return type(param.default) is cst.Name and param.default.value == "True"
+    return False
 
 
 def argument_for(function: cst.FunctionDef, call: cst.Call, name: str) -> cst.BaseExpression | None:

@@ -21,6 +21,7 @@ from pinlint.analysis.callargs import (
     positional,
 )
 from pinlint.analysis.devices import RUNTIME_OR_ACCELERATOR, DeviceClass, classify_device
+from pinlint.analysis.scopes import dotted
 from pinlint.analysis.torch_context import Context, allocated_value, device_kw
 from pinlint.analysis.values import (
     DEVICE,
@@ -199,17 +200,43 @@ def _holds_true(ctx: Context) -> Callable[[cst.BaseExpression], bool]:
     return lambda node: is_true_value(ctx.value_of(node))
 
 
-def _unguarded(ctx: Context, value: Value, call: cst.Call, args: list[cst.BaseExpression], position: int) -> Value:
+def _maybe_non_blocking(
+    ctx: Context, call: cst.Call, args: list[cst.BaseExpression], position: int, copy: tuple[object, ...]
+) -> None:
+    """``non_blocking=nb`` where ``nb`` is a parameter without a default: the copy is
+    non_blocking for callers that pass ``True`` (they report it, see ``forward_arguments``)."""
+    keyword = keyword_args(call).get("non_blocking")
+    node = keyword.value if keyword is not None else (args[position] if len(args) > position else None)
+    if type(node) is not cst.Name:
+        return
+    value = ctx.value_of(node)
+    if len(value) == 1 and next(iter(value)).parameter == node.value:
+        ctx.events.conditional_copy(node.value, *copy, ctx.statement, ctx.loops)
+
+
+def _unguarded(
+    ctx: Context,
+    value: Value,
+    call: cst.Call,
+    args: list[cst.BaseExpression],
+    position: int,
+    device: cst.BaseExpression | None = None,
+) -> Value:
     """``value`` without the origins that reach here only where the copy's ``non_blocking=flag``
-    is false (``if pin: t = t.pin_memory()`` then ``t.to(dev, non_blocking=pin)``)."""
+    is false (``if pin: t = t.pin_memory()`` then ``t.to(dev, non_blocking=pin)``), or only where
+    its target device is no accelerator (``if dev.type == "cuda": t = t.pin_memory()``)."""
     guarded = getattr(ctx, "flag_guarded", None)
     if not guarded:
         return value
     keyword = keyword_args(call).get("non_blocking")
     node = keyword.value if keyword is not None else (args[position] if len(args) > position else None)
-    if type(node) is not cst.Name:
+    keys = {node.value} if type(node) is cst.Name else set()
+    target = dotted(device) if device is not None else None
+    if target is not None:
+        keys.add(f"device:{target}")
+    if not keys:
         return value
-    kept = frozenset(o for o in value if node.value not in guarded.get(o, ()))
+    kept = frozenset(o for o in value if not keys & guarded.get(o, set()))
     if kept == value:
         return value
     return kept or UNKNOWN
@@ -263,9 +290,11 @@ def _to(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: 
     if target is DeviceClass.OTHER:
         return UNKNOWN  # e.g. "meta": no memory at all
     if is_non_blocking:
-        receiver = _unguarded(ctx, receiver, call, args, nb_position)
+        receiver = _unguarded(ctx, receiver, call, args, nb_position, device)
         ctx.events.copy(receiver_node, receiver, call, ".to", device, None, ctx.statement, ctx.loops)
         views.strided_copy(ctx, call, ".to", receiver_node, None)  # type: ignore[arg-type]
+    else:
+        _maybe_non_blocking(ctx, call, args, nb_position, (receiver_node, receiver, call, ".to", device, None))
     return DEVICE
 
 
@@ -279,6 +308,8 @@ def _cuda(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver
         receiver = _unguarded(ctx, receiver, call, args, 1)
         ctx.events.copy(receiver_node, receiver, call, ".cuda", device, None, ctx.statement, ctx.loops)
         views.strided_copy(ctx, call, ".cuda", receiver_node, None)  # type: ignore[arg-type]
+    else:
+        _maybe_non_blocking(ctx, call, args, 1, (receiver_node, receiver, call, ".cuda", device, None))
     return DEVICE
 
 
@@ -291,6 +322,8 @@ def _copy(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver
         source = _unguarded(ctx, ctx.value_of(args[0]), call, args, 1)
         ctx.events.copy(args[0], source, call, ".copy_", None, receiver_node, ctx.statement, ctx.loops)
         views.strided_copy(ctx, call, ".copy_", args[0], receiver_node)  # type: ignore[arg-type]
+    elif not is_host(receiver) and not non_blocking(call, args, 1, _holds_true(ctx)):
+        _maybe_non_blocking(ctx, call, args, 1, (args[0], ctx.value_of(args[0]), call, ".copy_", None, receiver_node))
     elif ctx.events.wants_d2h and non_blocking(call, args, 1, _holds_true(ctx)):
         # Into provably host memory from a source that may be on a device: filled later (PIN004).
         d2h.copied_into_host(ctx, call, receiver_node, receiver, ctx.value_of(args[0]))  # type: ignore[arg-type]
