@@ -24,6 +24,7 @@ from pinlint.analysis.names import FileNames
 from pinlint.analysis.scopes import ScopeNames, dotted, flatten_targets, iter_statements
 from pinlint.analysis.values import (
     DTYPE,
+    HOST_DEVICE,
     NUMPY,
     PINNED,
     PYDATA,
@@ -50,6 +51,12 @@ class Summaries(Protocol):
     def forward_arguments(self, evaluator: Evaluator, call: cst.Call) -> None: ...
 
     def method_may_assign(self, evaluator: Evaluator, method: str, attr: str) -> bool: ...
+
+    def is_method(self, evaluator: Evaluator, name: str) -> bool: ...
+
+    def referenced_methods(self, evaluator: Evaluator) -> frozenset[str]: ...
+
+    def host_device_constant(self, name: str) -> bool: ...
 
 
 class Evaluator:
@@ -179,6 +186,13 @@ class Evaluator:
             value = self.env.get(node.value)
             if value is None and self.names.is_dtype_attribute(node):
                 return DTYPE  # `from torch import float16`
+            if (
+                value is None
+                and self.summaries is not None
+                and node.value in self.file_names.module_level_bindings
+                and self.summaries.host_device_constant(node.value)
+            ):
+                return HOST_DEVICE  # `CPU = torch.device("cpu")` at module level, never rebound
             # Unbound here: a global, builtin or closure.
             return UNKNOWN if value is None else value
         if type(node) is cst.Attribute:

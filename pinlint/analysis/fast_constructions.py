@@ -287,13 +287,12 @@ class _Walker:
         device = classify_device(device_kw.value, classifier.torch_function)
         if device not in ("accelerator", "unknown"):
             return
-        if (
-            device == "unknown"
-            and isinstance(device_kw.value, ast.Name)
-            and classifier.scope.own.get(device_kw.value.id) not in (None, "unknown", "true")
-            and _mentions_host(self.columns)
-        ):
-            raise _Defer  # `dev = "cpu"` assigned here: the interpreter knows it is the host
+        if device == "unknown" and isinstance(device_kw.value, ast.Name):
+            kind = classifier.scope.own.get(device_kw.value.id)
+            if kind not in (None, "unknown", "true") and _mentions_host(self.columns):
+                raise _Defer  # `dev = "cpu"` assigned here: the interpreter knows it is the host
+            if kind is None and device_kw.value.id in self.names.module_level_bindings:
+                raise _Defer  # a module constant, perhaps `CPU = torch.device("cpu")`
         # The data: the first positional argument before any `*args` (the interpreter's rule).
         data_node = next((a for a in call.args if not isinstance(a, ast.Starred)), None)
         data = classifier.value(data_node) if data_node is not None else UNKNOWN

@@ -42,6 +42,7 @@ class FileText:
         self._bound_memo: dict[str, bool] = {}
         self._stored_attributes: dict[str, set[str]] | None = None
         self._strings: list[tuple[int, int]] | None = None
+        self._host_constants: dict[str, bool] = {}
 
     def classes(self) -> list[ClassRange]:
         if self._classes is None:
@@ -281,6 +282,23 @@ class FileText:
         self._bound_memo[name] = found
         return found
 
+    def host_device_constant(self, name: str) -> bool:
+        """``name`` is a module constant for the host device: bound once, at module level, by
+        ``NAME = "cpu"`` or ``NAME = torch.device("cpu")``, and never rebound."""
+        if name not in self._host_constants:
+            found = [m for m in _HOST_DEVICE_CONSTANT.finditer(self.text) if m.group(1) == name]
+            self._host_constants[name] = (
+                len(found) == 1
+                and len(self._assignment_lines(name)) == 1
+                and not self._bound_otherwise(name)
+                and name not in self._globals()
+                and not self.rebound_by_import(name)
+            )
+        return self._host_constants[name]
+
+    def rebound_by_import(self, name: str) -> bool:
+        return name in set(_IMPORTED_AS.findall(self.text))
+
     def _in_string(self, offset: int) -> bool:
         """``offset`` is inside a triple-quoted string (scanned once, when first asked)."""
         from pinlint.analysis.names import _inside, _triple_quoted_spans
@@ -482,6 +500,10 @@ def _imported_names(statement: str) -> set[str]:
     return bound
 
 
+_HOST_DEVICE_CONSTANT = re.compile(
+    r"""^([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=[ \t]*(?:[\w.]*device\([ \t]*)?["']cpu["'][ \t]*\)?[ \t]*(?:#[^\n]*)?$""",
+    re.M,
+)
 _FOR_TARGET = re.compile(r"[ \t]*(?:async[ \t]+)?for[ \t]+(.*?)[ \t]+in\b")
 _WITH_OR_EXCEPT = re.compile(r"[ \t]*(?:async[ \t]+)?(?:with|except)\b")
 _AS_TARGET = re.compile(r"\bas[ \t]+\(?([A-Za-z_]\w*)")

@@ -386,6 +386,10 @@ class FileSummaries:
             return None  # pinned or not depending on how it is called: the caller's business
         return value
 
+    def host_device_constant(self, name: str) -> bool:
+        """``name`` is this module's constant for the host device (``CPU = torch.device("cpu")``)."""
+        return self.scan.host_device_constant(name)
+
     def is_method(self, evaluator: Evaluator, name: str) -> bool:
         """``name`` is a method of the class of ``evaluator``'s function (one def in its family)."""
         class_name = getattr(evaluator, "class_name", None)
