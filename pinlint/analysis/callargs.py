@@ -43,10 +43,16 @@ def non_blocking(
 ) -> bool:
     """``non_blocking=True``, or ``True`` at ``position`` among the positionals; ``holds_true``
     tells whether an expression is ``True`` (a literal, or a name bound to one)."""
+    flag = non_blocking_argument(call, args, position)
+    return flag is not None and holds_true(flag)
+
+
+def non_blocking_argument(call: cst.Call, args: list[cst.BaseExpression], position: int) -> cst.BaseExpression | None:
+    """The expression passed for ``non_blocking`` (by keyword, or at ``position``), if any."""
     keyword = keyword_args(call).get("non_blocking")
     if keyword is not None:
-        return holds_true(keyword.value)
-    return len(args) > position and holds_true(args[position])
+        return keyword.value
+    return args[position] if len(args) > position else None
 
 
 def has_star_kwargs(call: cst.Call) -> bool:

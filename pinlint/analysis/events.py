@@ -50,6 +50,22 @@ class ParameterCopy:
 
 
 @dataclass(frozen=True)
+class ConditionalCopy:
+    """A host-to-device copy with ``non_blocking=<flag>``, ``flag`` a parameter without a
+    default: non_blocking where a caller passes ``True`` for it."""
+
+    flag: str
+    source_node: cst.BaseExpression
+    source: Value
+    sink: cst.Call
+    api: str
+    device: cst.BaseExpression | None
+    copy_dst: cst.BaseExpression | None
+    sink_statement: cst.CSTNode
+    loops: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class DeviceConstruction:
     """``torch.tensor(<python data>, device=<not provably host>)``: a blocking pageable copy."""
 
@@ -130,7 +146,7 @@ class EventSink:
         self.parameter_copies: list[ParameterCopy] = []
         #: Copies whose ``non_blocking=`` is a parameter without a default (``nb``): non_blocking
         #: where a caller passes ``True`` for it. (parameter, the copy's arguments for ``copy``.)
-        self.conditional_copies: list[tuple[str, tuple[object, ...]]] = []
+        self.conditional_copies: list[ConditionalCopy] = []
         #: id(copy call) -> its ``d2h.D2HCopy`` (PIN004's non_blocking device-to-host copies).
         self.d2h_copies: dict[int, object] = {}
         #: ids of the statements where an unsynchronised read was reported.
@@ -185,18 +201,29 @@ class EventSink:
             chained = via is None and strip_views(source_node) is origin.node
             self.events.append(SinkHit(origin, call, api, device, copy_dst, chained, statement, loops, via))
 
-    def conditional_copy(self, flag: str, *arguments: object) -> None:
+    def conditional_copy(
+        self,
+        flag: str,
+        source_node: cst.BaseExpression,
+        source: Value,
+        call: cst.Call,
+        api: str,
+        device: cst.BaseExpression | None,
+        copy_dst: cst.BaseExpression | None,
+        statement: cst.CSTNode,
+        loops: tuple[int, ...] = (),
+    ) -> None:
         """A host-to-device copy that is non_blocking when the caller passes ``True`` for the
-        parameter ``flag`` (``copy``'s arguments, kept for the callers that do)."""
-        if SinkHit in self.listened:
-            self.conditional_copies.append((flag, arguments))
-            source = arguments[1]
-            for origin in source:  # type: ignore[attr-defined]
-                if origin.parameter:
-                    _, _, call, api, device, copy_dst, statement = arguments[:7]
-                    self.parameter_copies.append(
-                        ParameterCopy(origin.parameter, call, api, device, copy_dst, statement)
-                    )  # type: ignore[arg-type]
+        parameter ``flag`` (kept for the callers that do; a parameter it copies is a parameter
+        copy whose flag each call decides, see ``_copies_here``)."""
+        if SinkHit not in self.listened:
+            return
+        self.conditional_copies.append(
+            ConditionalCopy(flag, source_node, source, call, api, device, copy_dst, statement, loops)
+        )
+        for origin in source:
+            if origin.parameter:
+                self.parameter_copies.append(ParameterCopy(origin.parameter, call, api, device, copy_dst, statement))
 
     def construction(
         self,

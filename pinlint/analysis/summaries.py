@@ -443,16 +443,26 @@ class FileSummaries:
         interpreter = self._interpreter_of(*found, evaluator)
         if interpreter is None:
             return
-        for flag, copy_arguments in interpreter.events.conditional_copies if passes_true else []:
+        for conditional in interpreter.events.conditional_copies if passes_true else []:
             # `self._plan(n, non_blocking)` with `non_blocking=True` here, and in `_plan` a local
             # pageable tensor copied with `non_blocking=non_blocking`.
-            passed = argument_for(found[1], call, flag)
+            passed = argument_for(found[1], call, conditional.flag)
             if passed is None or not is_true(evaluator.value_of(passed)):
                 continue
-            source_node, source, sink, api, device, copy_dst, statement, loops = copy_arguments
-            local = frozenset(o for o in source if o.kind is Kind.PAGEABLE and not o.parameter)  # type: ignore[attr-defined]
-            if local:
-                evaluator.events.copy(source_node, local, sink, api, device, copy_dst, statement, loops)  # type: ignore[arg-type]
+            # The callee's parameters are its callers' business; the rest (a device value on
+            # some path included, which `copy` declines) as the copy saw it.
+            local = frozenset(o for o in conditional.source if not o.parameter)
+            if any(o.kind is Kind.PAGEABLE for o in local):
+                evaluator.events.copy(
+                    conditional.source_node,
+                    local,
+                    conditional.sink,
+                    conditional.api,
+                    conditional.device,
+                    conditional.copy_dst,
+                    conditional.sink_statement,
+                    conditional.loops,
+                )
         for copy in interpreter.events.parameter_copies:
             argument = argument_for(found[1], call, copy.parameter)
             if argument is None:

@@ -13,7 +13,7 @@ from pinlint.analysis.callargs import has_star_kwargs, is_false, keyword_args
 from pinlint.analysis.devices import RUNTIME_OR_ACCELERATOR, DeviceClass, classify_device
 from pinlint.analysis.events import EventSink
 from pinlint.analysis.scopes import ScopeNames
-from pinlint.analysis.values import DEVICE, HOST_DEVICE, PINNED, UNKNOWN, Value, is_host, is_pydata, pageable
+from pinlint.analysis.values import DEVICE, HOST_DEVICE, PINNED, UNKNOWN, Origin, Value, is_host, is_pydata, pageable
 
 
 class Context(Protocol):
@@ -28,6 +28,9 @@ class Context(Protocol):
     #: ids of the factory calls evaluated at least once with data that is not provably Python
     #: data (a loop's later iteration may hand `torch.tensor` a numpy array).
     data_not_python: set[int]
+    #: Pageable origins that reach a copy only where a flag (or a device test, ``device:<x>``)
+    #: says the copy is no asynchronous H2D copy (see ``Evaluator.guard_by_flag``).
+    flag_guarded: dict[Origin, set[str]]
 
     @property
     def loops(self) -> tuple[int, ...]:

@@ -18,6 +18,7 @@ from pinlint.analysis.callargs import (
     is_zero_size,
     keyword_args,
     non_blocking,
+    non_blocking_argument,
     positional,
 )
 from pinlint.analysis.devices import RUNTIME_OR_ACCELERATOR, DeviceClass, classify_device
@@ -201,12 +202,15 @@ def _holds_true(ctx: Context) -> Callable[[cst.BaseExpression], bool]:
 
 
 def _maybe_non_blocking(
-    ctx: Context, call: cst.Call, args: list[cst.BaseExpression], position: int, copy: tuple[object, ...]
+    ctx: Context,
+    call: cst.Call,
+    args: list[cst.BaseExpression],
+    position: int,
+    copy: tuple[cst.BaseExpression, Value, cst.Call, str, cst.BaseExpression | None, cst.BaseExpression | None],
 ) -> None:
     """``non_blocking=nb`` where ``nb`` is a parameter without a default: the copy is
     non_blocking for callers that pass ``True`` (they report it, see ``forward_arguments``)."""
-    keyword = keyword_args(call).get("non_blocking")
-    node = keyword.value if keyword is not None else (args[position] if len(args) > position else None)
+    node = non_blocking_argument(call, args, position)
     if type(node) is not cst.Name:
         return
     value = ctx.value_of(node)
@@ -225,11 +229,10 @@ def _unguarded(
     """``value`` without the origins that reach here only where the copy's ``non_blocking=flag``
     is false (``if pin: t = t.pin_memory()`` then ``t.to(dev, non_blocking=pin)``), or only where
     its target device is no accelerator (``if dev.type == "cuda": t = t.pin_memory()``)."""
-    guarded = getattr(ctx, "flag_guarded", None)
+    guarded = ctx.flag_guarded
     if not guarded:
         return value
-    keyword = keyword_args(call).get("non_blocking")
-    node = keyword.value if keyword is not None else (args[position] if len(args) > position else None)
+    node = non_blocking_argument(call, args, position)
     keys = {node.value} if type(node) is cst.Name else set()
     target = dotted(device) if device is not None else None
     if target is not None:

@@ -44,8 +44,9 @@ UNPINNABLE_DATA_FACTORIES: frozenset[str] = frozenset({"as_tensor", "asarray"})
 #: ``torch.from_numpy`` / ``torch.frombuffer``: share the numpy/buffer memory, which is pageable.
 MEMORY_SHARING_FACTORIES: frozenset[str] = frozenset({"from_numpy", "frombuffer"})
 
-#: Elementwise tensor methods (and torch functions) whose result has the input's shape.
-ELEMENTWISE_METHODS: frozenset[str] = frozenset(
+#: Elementwise tensor methods (and torch functions) of one tensor: the result follows it and has
+#: its shape.
+UNARY_ELEMENTWISE: frozenset[str] = frozenset(
     {
         "cos",
         "sin",
@@ -69,34 +70,16 @@ ELEMENTWISE_METHODS: frozenset[str] = frozenset(
         "frac",
         "sign",
         "reciprocal",
-        "pow",
         "square",
-        "remainder",
-        "fmod",
-        "floor_divide",
         "logical_not",
         "bitwise_not",
-        "eq",
-        "ne",
-        "lt",
-        "le",
-        "gt",
-        "ge",
     }
 )
-#: Unary elementwise functions: their result follows their one tensor input.
-UNARY_ELEMENTWISE: frozenset[str] = ELEMENTWISE_METHODS - {
-    "pow",
-    "remainder",
-    "fmod",
-    "floor_divide",
-    "eq",
-    "ne",
-    "lt",
-    "le",
-    "gt",
-    "ge",
-}
+#: Elementwise operations of two operands (the other may be a scalar): the input's shape too.
+BINARY_ELEMENTWISE: frozenset[str] = frozenset(
+    {"pow", "remainder", "fmod", "floor_divide", "eq", "ne", "lt", "le", "gt", "ge"}
+)
+ELEMENTWISE_METHODS: frozenset[str] = UNARY_ELEMENTWISE | BINARY_ELEMENTWISE
 
 #: ``torch.<name>(tensors, ...)``: a new tensor on the inputs' device, never pinned.
 COMBINING_FUNCTIONS: frozenset[str] = frozenset(
