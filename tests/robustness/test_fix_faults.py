@@ -196,6 +196,48 @@ def test_atomic_write_race_at_the_last_moment(tmp_path: Path, monkeypatch: pytes
     assert [p.name for p in tmp_path.iterdir()] == ["m.py"]  # the temp file is gone
 
 
+@pytest.mark.parametrize("moment", ["mkstemp", "fsync", "chmod", "replace"])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_signal_during_a_write_waits_for_its_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, moment: str, sig: int
+) -> None:
+    """A signal at any moment of a write (the one this test injects lands right after the step
+    named, which is where a handled Ctrl-C used to leave the temp file behind) is delivered only
+    once the file is whole and renamed: the new file, no temp file, then the signal's own effect."""
+    import tempfile
+
+    from pinlint import atomic_write as atomic_module
+
+    path = tmp_path / "m.py"
+    path.write_text(PIN_SNIPPET)
+    module = tempfile if moment == "mkstemp" else atomic_module.os
+    real = getattr(module, moment)
+
+    def then_signal(*args: object, **kwargs: object) -> object:
+        out = real(*args, **kwargs)
+        signal.raise_signal(sig)
+        return out
+
+    delivered: list[int] = []
+
+    def handler(signum: int, _frame: object) -> None:
+        delivered.append(signum)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(module, moment, then_signal)
+    previous = signal.signal(sig, handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            atomic_write(path, PIN_SNIPPET_FIXED.encode(), digest(PIN_SNIPPET.encode()))
+    finally:
+        signal.signal(sig, previous)
+    assert delivered == [sig]
+    assert path.read_text() == PIN_SNIPPET_FIXED
+    assert [p.name for p in tmp_path.iterdir()] == ["m.py"]
+    # The handlers are the caller's again.
+    assert signal.getsignal(sig) is previous
+
+
 def test_atomic_write_keeps_mode(tmp_path: Path) -> None:
     path = tmp_path / "m.py"
     path.write_text(PIN_SNIPPET)
