@@ -41,6 +41,7 @@ def repeats_a_list(node: cst.BinaryOperation, left: Value, right: Value) -> bool
             Kind.NUMPY,
             Kind.PAGEABLE,
             Kind.PINNED,
+            Kind.HOST,
             Kind.DEVICE,
         }:
             return True

@@ -28,7 +28,7 @@ from pinlint.analysis.callargs import keyword_args, non_blocking, positional
 from pinlint.analysis.devices import RUNTIME_OR_ACCELERATOR, classify_device
 from pinlint.analysis.events import EventSink, UnsyncedHostRead, strip_views
 from pinlint.analysis.scopes import dotted
-from pinlint.analysis.values import UNKNOWN, Kind, Origin, Value, is_host, is_true, kinds
+from pinlint.analysis.values import HOST_KINDS, UNKNOWN, Kind, Origin, Value, is_host, is_true, kinds
 
 if TYPE_CHECKING:
     from pinlint.analysis.env import Env
@@ -227,7 +227,7 @@ def _numpy_name(func: cst.BaseExpression) -> str:
 
 def _host_like(value: Value) -> bool:
     """Every path gives a host tensor (a pending destination included)."""
-    return bool(value) and all(o.kind in (Kind.PAGEABLE, Kind.PINNED) or o.what == MARK for o in value)
+    return bool(value) and all(o.kind in HOST_KINDS or o.what == MARK for o in value)
 
 
 def _maybe_device(ctx: D2HContext, node: cst.BaseExpression) -> bool:

@@ -17,6 +17,7 @@ from pinlint.analysis import d2h, objects, torch_semantics
 from pinlint.analysis.budget import _DEADLINE_EVERY, SCOPE_STEP_BUDGET, BudgetExceeded
 from pinlint.analysis.builtins import READ_ONLY_BUILTINS, repeats_a_list
 from pinlint.analysis.cst_walk import EXPRESSION_TYPES, children
+from pinlint.analysis.device_tests import compared_to_another_device
 from pinlint.analysis.env import Env
 from pinlint.analysis.events import EventSink
 from pinlint.analysis.host_uses import HostUses
@@ -24,7 +25,10 @@ from pinlint.analysis.names import FileNames
 from pinlint.analysis.scopes import ScopeNames, dotted, flatten_targets, iter_statements
 from pinlint.analysis.values import (
     DTYPE,
+    HOST,
     HOST_DEVICE,
+    HOST_KINDS,
+    HOST_ORIGIN,
     NUMPY,
     PINNED,
     PYDATA,
@@ -47,6 +51,10 @@ class Summaries(Protocol):
     def attribute(self, evaluator: Evaluator, key: str) -> Value | None: ...
 
     def call(self, evaluator: Evaluator, call: cst.Call) -> Value | None: ...
+
+    def call_elements(self, evaluator: Evaluator, call: cst.Call, count: int) -> list[Value] | None: ...
+
+    def checked_on_host(self, evaluator: Evaluator, call: cst.Call) -> list[cst.BaseExpression]: ...
 
     def forward_arguments(self, evaluator: Evaluator, call: cst.Call) -> None: ...
 
@@ -118,6 +126,9 @@ class Evaluator:
         self.flag_guarded: dict[Origin, set[str]] = {}
         #: The values of this function's ``return`` statements.
         self.returns: list[Value] = []
+        #: The same returns element by element where each returns a tuple display (``return a,
+        #: b``), else None for that return (unpacked by a caller: ``x, y = f()``).
+        self.tuple_returns: list[list[Value] | None] = []
         #: Nested ``def``s of this function, by name.
         self.local_functions: dict[str, cst.FunctionDef] = {}
 
@@ -329,9 +340,11 @@ class Evaluator:
             if node.value is not None:
                 value = self.ev(node.value)
                 self.returns.append(value)
+                self.tuple_returns.append(_displayed(self, node.value))
                 self.host_escape(value, node, "returned")
             else:
                 self.returns.append(PYDATA)
+                self.tuple_returns.append(None)
         else:
             for child in children(node):
                 if type(child) in EXPRESSION_TYPES:
@@ -519,6 +532,11 @@ class Evaluator:
         assert self.summaries is not None
         self.summaries.forward_arguments(self, call)
         summary = self.summaries.call(self, call)
+        for argument in self.summaries.checked_on_host(self, call):
+            # `validate_cpu(lens)` raises unless `lens` is on the CPU: past the call, it is.
+            key = dotted(argument)
+            if key is not None and key in self.env:
+                self.on_host(key, self.env.get(key))
         return UNKNOWN if summary is None else summary  # not summarised: unknown provenance
 
     def _appended(self, target: cst.BaseExpression, call: cst.Call) -> None:
@@ -555,11 +573,32 @@ class Evaluator:
         if objects.is_object(value):
             self.env.set(key, UNKNOWN)
 
+    def on_host(self, key: str, before: Value | None) -> None:
+        """A check proved ``key`` to be on the CPU. What was known of it on the host stays; an
+        unknown value becomes a host tensor of unknown pinnedness (a parameter stays named: its
+        callers' arguments may be known, and its copies are theirs)."""
+        value: set[Origin] = set()
+        for origin in before or UNKNOWN:
+            if origin.kind in HOST_KINDS:
+                value.add(origin)
+            elif origin.kind is Kind.UNKNOWN and origin.parameter:
+                value.add(Origin(Kind.HOST, origin.node, what=origin.what, parameter=origin.parameter))
+            elif origin.kind is Kind.UNKNOWN:
+                value.add(HOST_ORIGIN)
+            # (a device or Python value on some path: not on the path past the check)
+        self.env.set(key, frozenset(value) or HOST)
+
     def forget_tested(self, test: cst.BaseExpression) -> None:
         """A test of where a tensor lives or whether it is pinned (``if t.is_pinned():``): which
         way it goes is decided at run time, so what was known of the tensor is forgotten."""
+        kept = compared_to_another_device(test)
         for key in device_tested(test):
             if key in self.env:
+                known = {o.kind for o in self.env.get(key) or UNKNOWN}
+                if key == kept and Kind.PAGEABLE in known and Kind.DEVICE not in known:
+                    # `if t.device != target:` of a tensor pageable on some path: t is the same
+                    # on both sides (the test decides whether target is where t is).
+                    continue
                 self.env.set(key, UNKNOWN)
 
     def flag_of(self, test: cst.BaseExpression) -> tuple[str, bool] | None:
@@ -732,3 +771,10 @@ def device_tested(test: cst.BaseExpression) -> set[str]:
         elif type(node) is cst.NamedExpr:
             stack.append(node.value)  # `if not (p := t.is_pinned()):`
     return found
+
+
+def _displayed(evaluator: Evaluator, node: cst.BaseExpression) -> list[Value] | None:
+    """The element values of a tuple display without ``*`` (``return a, b``), else None."""
+    if type(node) is not cst.Tuple or any(type(e) is cst.StarredElement for e in node.elements):
+        return None
+    return [evaluator.value_of(e.value) for e in node.elements]

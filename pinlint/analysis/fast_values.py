@@ -17,6 +17,7 @@ from pinlint.analysis.fast_scope import (
 from pinlint.analysis.names import FileNames
 from pinlint.analysis.values import (
     DTYPE,
+    MAYBE_PINNED_KINDS,
     NUMPY,
     PINNED,
     PYDATA,
@@ -29,7 +30,6 @@ from pinlint.analysis.values import (
     is_host,
     is_pydata,
     kinds,
-    only,
     pageable,
 )
 
@@ -161,7 +161,7 @@ class _Classifier:
             if method in torch_api.NEW_TENSOR_METHODS:
                 return derived(receiver, call, f".{method}()")
             if method in torch_api.TO_HOST_METHODS:
-                if only(receiver, Kind.PINNED):
+                if receiver and kinds(receiver) <= MAYBE_PINNED_KINDS:
                     return receiver
                 if not receiver or kinds(receiver) <= {Kind.PYDATA, Kind.NUMPY}:
                     return UNKNOWN

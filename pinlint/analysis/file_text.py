@@ -78,6 +78,8 @@ class FileText:
             found = None  # attribute access the class itself redefines (see opaque_family)
         elif self._stored_unusually(attr):
             found = None  # `self.buf, _ = ...`, `x = self.buf = ...`, `for self.buf in`, `del self.buf`
+        elif self._module_state(attr):
+            found = None  # a module's buffer or parameter: `model.to(device)` moves it
         else:
             for line in self._assignments().get(attr, ()):
                 if not any(c.start < line < c.end for c in family):
@@ -87,6 +89,20 @@ class FileText:
                 found.append(line)
         self._attribute_memo[memo_key] = found
         return found
+
+    def _module_state(self, attr: str) -> bool:
+        """``attr`` is registered as an ``nn.Module`` buffer or parameter somewhere in the file
+        (``register_buffer("attr", ...)``, ``"attr" in self._buffers``, ``nn.Parameter``):
+        ``module.to()``/``.cuda()`` replace it on the device, which no assignment here shows."""
+        for quote in ('"', "'"):
+            name = f"{quote}{attr}{quote}"
+            if name in self.text and re.search(
+                rf"(?:register_buffer|register_parameter|_buffers|_parameters)\W[^\n]*{re.escape(name)}"
+                rf"|{re.escape(name)}[ \t]+(?:not[ \t]+)?in[ \t]+\w+\._(?:buffers|parameters)",
+                self.text,
+            ):
+                return True
+        return re.search(rf"\bself\.{re.escape(attr)}[ \t]*=[ \t]*(?:\w+\.)*Parameter\(", self.text) is not None
 
     def assigned_elsewhere(self, attr: str) -> bool:
         """Whether this file assigns ``<x>.<attr> = ...`` on anything but ``self`` (another

@@ -19,6 +19,7 @@ from pinlint import torch_api
 from pinlint.analysis import d2h
 from pinlint.analysis.budget import BudgetExceeded
 from pinlint.analysis.cst_walk import children, mentioned
+from pinlint.analysis.device_tests import on_host_when
 from pinlint.analysis.devices import DeviceClass, classify_device
 from pinlint.analysis.env import Changes, join
 from pinlint.analysis.expressions import Evaluator
@@ -83,6 +84,8 @@ class Interpreter(Evaluator):
                     # `non_blocking=True` as a default: most calls use it.
                     self.env.set(param.name.value, TRUE)
                     self.default_true_params.add(param.name.value)
+                elif _scalar_annotation(param.annotation):
+                    self.env.set(param.name.value, PYDATA)  # `page_size: int`: a Python number
                 else:
                     self.env.set(param.name.value, parameter(param, param.name.value))
             body = self.scope.body
@@ -150,6 +153,10 @@ class Interpreter(Evaluator):
             flag = self.flag_of(statement.test)
             device_guard = self.device_type_of(statement.test) if flag is None else None
         sides: list[Changes | None] = []  # the body's and the other side's outcome, for `flag`
+        # `if t.device.type != "cpu": raise ...`: past the `if`, t is on the host.
+        refined = on_host_when(statement.test, False) if statement.orelse is None else set()
+        before = {key: env.get(key) for key in refined}
+        body_leaves = False
         while current is not None:
             self.statement = current.test
             self.ev(current.test)
@@ -163,6 +170,7 @@ class Interpreter(Evaluator):
             sides.append(self._flag_outcome(flag or device_guard, mark))
             if not self.dead:  # a branch that returns or raises: nothing after the `if` sees it
                 outcomes.append(env.changes_since(mark))
+            body_leaves = self.dead and current is statement
             self.dead = False
             env.undo(mark)
             env.apply(tested)
@@ -190,6 +198,9 @@ class Interpreter(Evaluator):
                 )
         if outcomes:
             env.merge(outcomes)
+            if body_leaves:
+                for key in refined:
+                    self.on_host(key, before[key])
         else:
             self.dead = True  # every branch leaves: nothing after the `if` runs
 
@@ -447,7 +458,10 @@ class Interpreter(Evaluator):
         else:
             self._visit_children(small)  # Expr, Return, Assert, Raise...: evaluate what they hold
             if type(small) is cst.Assert:
+                asserted = {key: self.env.get(key) for key in on_host_when(small.test, True)}
                 self.forget_tested(small.test)  # `assert t.is_pinned()`: it decides, not its origin
+                for key, value in asserted.items():
+                    self.on_host(key, value)  # `assert t.is_cpu`
             elif type(small) in (cst.Return, cst.Raise):
                 self.dead = True
                 self._raised = type(small) is cst.Raise
@@ -491,6 +505,13 @@ class Interpreter(Evaluator):
                 and not any(type(e) is cst.StarredElement for e in value_node.elements)
             ):
                 values = [self.value_of(e.value) for e in value_node.elements]
+            elif (
+                type(value_node) is cst.Call
+                and self.summaries is not None
+                and not any(type(e) is cst.StarredElement for e in target.elements)
+            ):
+                # `a, b = helper()` where every return of the helper is a tuple display.
+                values = self.summaries.call_elements(self, value_node, len(elements)) or [UNKNOWN] * len(elements)
             else:
                 values = [UNKNOWN] * len(elements)  # unpacking an opaque value: unknown parts
             for element, element_value in zip(elements, values):
@@ -525,6 +546,31 @@ class Interpreter(Evaluator):
             self.env.set(key + ".[]", frozenset().union(*elements) if elements else frozenset())
         elif type(value_node) is cst.ListComp:
             self.env.set(key + ".[]", self.value_of(value_node.elt))
+
+
+#: Annotations that make a parameter a Python number. (Not `bool`: a flag stays a parameter, for
+#: `non_blocking=flag` that callers decide; nor `str`: a device name a call may pass.)
+_SCALAR_TYPES = frozenset({"int", "float"})
+
+
+def _scalar_annotation(annotation: cst.Annotation | None) -> bool:
+    """``int`` or ``float``, also ``Optional[...]`` or ``... | None`` of one."""
+    if annotation is None:
+        return False
+    node = annotation.annotation
+    if type(node) is cst.BinaryOperation and type(node.operator) is cst.BitOr:
+        sides = [node.left, node.right]
+        if any(type(s) is cst.Name and s.value == "None" for s in sides):
+            node = next(s for s in sides if not (type(s) is cst.Name and s.value == "None"))
+    elif (
+        type(node) is cst.Subscript
+        and type(node.value) is cst.Name
+        and node.value.value == "Optional"
+        and len(node.slice) == 1
+        and type(node.slice[0].slice) is cst.Index
+    ):
+        node = node.slice[0].slice.value
+    return type(node) is cst.Name and node.value in _SCALAR_TYPES
 
 
 def _captured_names(pattern: cst.CSTNode) -> list[cst.Name]:

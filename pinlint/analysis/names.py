@@ -147,6 +147,17 @@ def scan_names(text: str, lines: list[str] | None = None) -> FileNames:
         name = match.group(1) or match.group(2)
         if name not in ("import", "from"):
             names.module_level_bindings.add(name)
+    if (
+        "*" in names.from_imports
+        and not names.torch_modules
+        and "torch" not in names.module_level_bindings
+        and "torch" not in names.from_imports
+        and "torch" not in names.modules
+        and "torch." in text
+    ):
+        # `from .common import *` and `torch.arange(...)` with no import of torch here: the star
+        # import binds it (nothing else could), and a module named `torch` is torch.
+        names.torch_modules.add("torch")
     for name in list(names.torch_functions):
         if name in names.module_level_bindings:
             del names.torch_functions[name]  # `def tensor(...)` after the import: not torch's

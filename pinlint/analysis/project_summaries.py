@@ -66,28 +66,34 @@ class ProjectSummaries:
         #: tensor; else it is not parsed.
         self._wants = wants
         self.files: dict[str, ForeignFile | None] = {}
-        self._functions: dict[tuple[str, str], tuple[ForeignFile, int] | None] = {}
+        self._functions: dict[tuple[str, str, bool], tuple[ForeignFile, int] | None] = {}
         self._copiers: dict[str, bool] = {}
         #: attribute -> whether a project module this file imports assigns `<module>.<attr>`.
         self._patched: dict[tuple[str, str], bool] = {}
 
     # ------------------------------------------------------------------ lookups
-    def function(self, names: FileNames, func: cst.BaseExpression) -> tuple[ForeignFile, int] | None:
+    def function(
+        self, names: FileNames, func: cst.BaseExpression, passes_host: bool = False
+    ) -> tuple[ForeignFile, int] | None:
         """The other file and 0-based ``def`` line of the project function ``func`` calls
-        (``f(...)`` imported by name, or ``mod.f(...)`` on an imported project module)."""
+        (``f(...)`` imported by name, or ``mod.f(...)`` on an imported project module).
+        ``passes_host``: the call hands it a host tensor (what it computes from its parameters
+        matters, not only what it builds)."""
         if isinstance(func, cst.Name):
-            key: tuple[str, str] | None = (func.value, "")
+            key: tuple[str, str, bool] = (func.value, "", passes_host)
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
-            key = (func.value.value, func.attr.value)
+            key = (func.value.value, func.attr.value, passes_host)
         else:
             return None
         if key not in self._functions:
-            self._functions[key] = self._function(names, func)
+            self._functions[key] = self._function(names, func, passes_host)
         return self._functions[key]
 
-    def _function(self, names: FileNames, func: cst.BaseExpression) -> tuple[ForeignFile, int] | None:
+    def _function(
+        self, names: FileNames, func: cst.BaseExpression, passes_host: bool
+    ) -> tuple[ForeignFile, int] | None:
         target = self.target(names, func)
-        return self._defined(*target) if target is not None else None
+        return self._defined(*target, passes_host) if target is not None else None
 
     def target(self, names: FileNames, func: cst.BaseExpression) -> tuple[str, str, int] | None:
         """(the file, the name there, how many re-exports may be followed) ``func`` names."""
@@ -191,7 +197,7 @@ class ProjectSummaries:
             return not self._names_module(read, name, submodule)
         return False
 
-    def _defined(self, path: str, name: str, hops: int) -> tuple[ForeignFile, int] | None:
+    def _defined(self, path: str, name: str, hops: int, passes_host: bool = False) -> tuple[ForeignFile, int] | None:
         if path == self.modules.path:
             return None  # the file itself (through its own package): its summaries answer
         foreign = self.file(path)
@@ -203,6 +209,8 @@ class ProjectSummaries:
         ):
             return None  # also imported or assigned there (`from .fast import f` after `def f`): which one is unknown
         if len(starts) == 1:
+            if passes_host and self._computes(foreign, starts[0]):
+                return foreign, starts[0]
             if "torch" not in foreign.file.text and "non_blocking" not in foreign.file.text:
                 return None  # a file without torch builds no tensors (but may copy them)
             return (foreign, starts[0]) if self._wants_function(foreign, starts[0]) else None
@@ -223,7 +231,7 @@ class ProjectSummaries:
         origin = ModuleFiles(self.modules.root, path, self.modules.overlay)
         target = origin.module_file(level, module)
         self.modules.consulted.update(origin.consulted)
-        return self._defined(target, original, hops - 1) if target is not None else None
+        return self._defined(target, original, hops - 1, passes_host) if target is not None else None
 
     def imported_copiers(self, names: FileNames, text: str) -> set[str]:
         """How this file spells the imported project functions it calls that copy one of their
@@ -274,6 +282,13 @@ class ProjectSummaries:
             return False
         top = next((s for s in parsed.module.body if isinstance(s, cst.FunctionDef)), None)
         return any(i.scope is top and i.events.parameter_copies for i in parsed.interpreters)
+
+    def _computes(self, foreign: ForeignFile, start: int) -> bool:
+        """The function returns something (perhaps computed from the host tensor it is given)."""
+        from pinlint.analysis.triage import segment_for, segment_text
+
+        text = segment_text(foreign.file.lines, segment_for(foreign.file.lines, start))
+        return text is not None and "return" in text
 
     def _wants_function(self, foreign: ForeignFile, start: int) -> bool:
         from pinlint.analysis.triage import segment_for, segment_text

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,7 @@ import libcst as cst
 from pinlint import torch_api
 from pinlint.analysis import objects
 from pinlint.analysis.classes import _method_classes
+from pinlint.analysis.device_tests import on_host_when
 from pinlint.analysis.devices import DeviceClass, classify_device
 from pinlint.analysis.events import EventSink
 from pinlint.analysis.file_text import FileText
@@ -29,7 +31,7 @@ from pinlint.analysis.parse import parse
 from pinlint.analysis.positions import Positions
 from pinlint.analysis.scopes import iter_statements
 from pinlint.analysis.triage import Segment, segment_for, segment_text
-from pinlint.analysis.values import HOST_DEVICE, Kind, Value, is_true, only
+from pinlint.analysis.values import HOST_DEVICE, HOST_KINDS, PYDATA, UNKNOWN, Kind, Value, is_true, only, replayed
 
 if TYPE_CHECKING:
     from pinlint.analysis.events import ParameterCopy
@@ -88,6 +90,8 @@ class FileSummaries:
         self._method_bodies: dict[int, tuple[Segment, bool]] = {}
         #: This file's absolute path (None: not known, as for stdin without a name).
         self.path: str | None = None
+        #: id of a parsed function -> the parameters it checks are on the CPU.
+        self._host_checked: dict[int, set[str]] = {}
 
     def callers_of_copying_functions(self, limit: int = 64) -> list[int]:
         """0-based ``def`` lines of functions that call a function of this file which copies
@@ -306,7 +310,7 @@ class FileSummaries:
                 return None  # a local or parameter named like a function
             starts = [line for line, indented in self.scan.defs(func.value) if not indented]
             if not starts and self.project is not None:
-                return self._foreign(func)
+                return self._foreign(func, _passes_host(evaluator, call))
             if starts and (
                 self.scan.rebinds(func.value)
                 or self.scan.reassigned(func.value)
@@ -319,7 +323,7 @@ class FileSummaries:
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value != "self":
             if self.project is None or func.value.value in evaluator.env:
                 return None  # a local object's method, not a module's function
-            return self._foreign(func)
+            return self._foreign(func, _passes_host(evaluator, call))
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
             class_name = getattr(evaluator, "class_name", None)
             family = self.scan.family(class_name) if class_name else None
@@ -337,10 +341,14 @@ class FileSummaries:
         top = next((s for s in parsed.module.body if isinstance(s, cst.FunctionDef)), None)
         return (parsed, top) if top is not None else None
 
-    def _foreign(self, func: cst.BaseExpression) -> tuple[Parsed | None, cst.FunctionDef] | None:
-        """A function imported from another file of the project, parsed there."""
+    def _foreign(
+        self, func: cst.BaseExpression, passes_host: bool = False
+    ) -> tuple[Parsed | None, cst.FunctionDef] | None:
+        """A function imported from another file of the project, parsed there. ``passes_host``:
+        the call hands it a host tensor, so a function that only computes on its parameters
+        (``return a[1:] - a[:-1]``) is followed too."""
         assert self.project is not None
-        found = self.project.function(self.names, func)
+        found = self.project.function(self.names, func, passes_host)
         if found is None:
             return None
         foreign, start = found
@@ -379,12 +387,53 @@ class FileSummaries:
         interpreter = self._interpreter_of(*found, evaluator)
         if interpreter is None or not interpreter.returns:
             return None
-        value = frozenset().union(*interpreter.returns)
-        if any(o.parameter for o in value):
-            return None  # returns (part of) its argument: what the caller passed, not followed
+        passed = _arguments(evaluator, found[1], call)
+        # What it returns of its parameters (`return t.contiguous()`, `return a[1:] - a[:-1]`),
+        # replayed on what this call passes; None where an argument is not visible here.
+        value = replayed(frozenset().union(*interpreter.returns), passed)
+        if value is None:
+            return None
         if {o.kind for o in value} >= {Kind.PINNED, Kind.PAGEABLE}:
             return None  # pinned or not depending on how it is called: the caller's business
         return value
+
+    def call_elements(self, evaluator: Evaluator, call: cst.Call, count: int) -> list[Value] | None:
+        """What unpacking the called function's result into ``count`` names gives each name,
+        when every return of the function is a tuple display of that length; else None."""
+        if self.depth >= MAX_DEPTH:
+            return None
+        found = self._function(evaluator, call)
+        if found is None:
+            return None
+        interpreter = self._interpreter_of(*found, evaluator)
+        if interpreter is None or not interpreter.tuple_returns:
+            return None
+        shapes = interpreter.tuple_returns
+        if any(shape is None or len(shape) != count for shape in shapes):
+            return None  # a return that is not a tuple display of that length: unknown parts
+        passed = _arguments(evaluator, found[1], call)
+        elements: list[Value] = []
+        for i in range(count):
+            value = replayed(frozenset().union(*(shape[i] for shape in shapes)), passed)  # type: ignore[index]
+            if value is None or {o.kind for o in value} >= {Kind.PINNED, Kind.PAGEABLE}:
+                value = UNKNOWN  # see `call`
+            elements.append(value)
+        return elements
+
+    def checked_on_host(self, evaluator: Evaluator, call: cst.Call) -> list[cst.BaseExpression]:
+        """The arguments of ``call`` that the called function checks are on the CPU before it
+        can return (``if t.device.type != "cpu": raise ...`` first thing): past the call, they are."""
+        if self.depth >= MAX_DEPTH:
+            return []
+        found = self._function(evaluator, call)
+        if found is None:
+            return []
+        function = found[1]
+        checked = self._host_checked.get(id(function))
+        if checked is None:
+            checked = self._host_checked[id(function)] = host_checked_parameters(function)
+        arguments = (argument_for(function, call, name) for name in checked)
+        return [argument for argument in arguments if argument is not None]
 
     def host_device_constant(self, name: str) -> bool:
         """``name`` is this module's constant for the host device (``CPU = torch.device("cpu")``)."""
@@ -572,6 +621,104 @@ def _has_true_default(function: cst.FunctionDef, name: str) -> bool:
         if param.name.value == name:
             return type(param.default) is cst.Name and param.default.value == "True"
     return False
+
+
+#: Defaults a parameter may have that are Python data (a number, a string, a flag, None).
+_LITERAL_DEFAULTS = (cst.Integer, cst.Float, cst.SimpleString)
+
+
+def _arguments(evaluator: Evaluator, function: cst.FunctionDef, call: cst.Call) -> Callable[[str], Value | None]:
+    """The caller's value for each parameter of ``function`` that ``call`` sets: the argument
+    passed, or a literal default (``scale=2``); None when neither is visible."""
+
+    def passed(name: str) -> Value | None:
+        argument = argument_for(function, call, name)
+        if argument is not None:
+            if classify_device(argument, evaluator.names.torch_function) is DeviceClass.HOST:
+                return HOST_DEVICE  # `"cpu"`, `torch.device("cpu")`
+            return evaluator.value_of(argument)
+        if any(a.star for a in call.args):
+            return None  # `*args`/`**kwargs` may set it
+        params = function.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.name.value == name and param.default is not None:
+                default = param.default
+                if isinstance(default, cst.SimpleString) and default.evaluated_value == "cpu":
+                    return HOST_DEVICE
+                if isinstance(default, _LITERAL_DEFAULTS) or (
+                    isinstance(default, cst.Name) and default.value in ("None", "True", "False")
+                ):
+                    return PYDATA
+        return None
+
+    return passed
+
+
+def host_checked_parameters(function: cst.FunctionDef) -> set[str]:
+    """Parameters that ``function`` checks are on the CPU before anything that could return:
+    leading ``assert t.is_cpu`` / ``if t.device.type != "cpu": raise ...`` statements (a check
+    after an early ``return``, or of a name bound again first, proves nothing about the argument)."""
+    params = {p.name.value for p in (*function.params.posonly_params, *function.params.params)}
+    params |= {p.name.value for p in function.params.kwonly_params}
+    body = function.body
+    statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
+    found: set[str] = set()
+    for statement in statements:
+        if isinstance(statement, cst.If) and statement.orelse is None and _ends_in_raise(statement.body):
+            if _holds_return(statement.body):
+                break
+            found |= on_host_when(statement.test, False) & params
+            continue
+        if not isinstance(statement, cst.SimpleStatementLine):
+            break  # a compound statement may return, or rebind, first
+        for small in statement.body:
+            if isinstance(small, cst.Assert):
+                found |= on_host_when(small.test, True) & params
+            elif isinstance(small, (cst.Return, cst.Raise)):
+                return found
+            elif isinstance(small, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+                params -= _assigned_names(small)
+    return found
+
+
+def _ends_in_raise(suite: cst.BaseSuite) -> bool:
+    statements = suite.body if isinstance(suite, cst.IndentedBlock) else [suite]
+    last = statements[-1] if statements else None
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Raise)
+
+
+def _holds_return(node: cst.CSTNode) -> bool:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Return):
+            return True
+        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        stack.extend(current.children)
+    return False
+
+
+def _assigned_names(small: cst.BaseSmallStatement) -> set[str]:
+    targets: list[cst.BaseExpression] = []
+    if isinstance(small, cst.Assign):
+        targets = [t.target for t in small.targets]
+    elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+        targets = [small.target]
+    names: set[str] = set()
+    while targets:
+        target = targets.pop()
+        if isinstance(target, cst.Name):
+            names.add(target.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            targets.extend(e.value for e in target.elements)
+        elif isinstance(target, cst.StarredElement):
+            targets.append(target.value)
+    return names
+
+
+def _passes_host(evaluator: Evaluator, call: cst.Call) -> bool:
+    return any(o.kind in HOST_KINDS for a in call.args for o in evaluator.value_of(a.value))
 
 
 def argument_for(function: cst.FunctionDef, call: cst.Call, name: str) -> cst.BaseExpression | None:

@@ -13,7 +13,18 @@ from pinlint.analysis.callargs import has_star_kwargs, is_false, keyword_args
 from pinlint.analysis.devices import RUNTIME_OR_ACCELERATOR, DeviceClass, classify_device
 from pinlint.analysis.events import EventSink
 from pinlint.analysis.scopes import ScopeNames
-from pinlint.analysis.values import DEVICE, HOST_DEVICE, PINNED, UNKNOWN, Origin, Value, is_host, is_pydata, pageable
+from pinlint.analysis.values import (
+    DEVICE,
+    HOST_DEVICE,
+    PINNED,
+    UNKNOWN,
+    Origin,
+    Value,
+    allocated_on,
+    is_host,
+    is_pydata,
+    pageable,
+)
 
 
 class Context(Protocol):
@@ -79,6 +90,12 @@ def allocated_value(ctx: Context, call: cst.Call, what: str, *, factory: str, da
         and is_host(ctx.value_of(arg.value.value))
     ):
         device = DeviceClass.HOST  # `device=host_tensor.device`: where that tensor is, the host
+    if device in RUNTIME_OR_ACCELERATOR and not pinned and arg is not None:
+        where = ctx.value_of(arg.value)
+        if where and all(o.parameter for o in where):
+            # `device=device`, a parameter: where a caller's call allocates is that caller's
+            # argument (a helper called with "cpu" builds a pageable host tensor).
+            return allocated_on(where, call, what, factory, _vector(call, factory))
     if device in RUNTIME_OR_ACCELERATOR:
         # A run-time device (`device=dev`) may well be the host, but host-ness then rests on a
         # run-time condition: treated like a device value, so that a sibling path that is

@@ -21,12 +21,14 @@ from pinlint.analysis.callargs import (
     non_blocking_argument,
     positional,
 )
+from pinlint.analysis.device_tests import true_when_host_to_device
 from pinlint.analysis.devices import RUNTIME_OR_ACCELERATOR, DeviceClass, classify_device
 from pinlint.analysis.scopes import dotted
 from pinlint.analysis.torch_context import Context, allocated_value, device_kw
 from pinlint.analysis.values import (
     DEVICE,
     HOST_DEVICE,
+    MAYBE_PINNED_KINDS,
     NUMPY,
     PINNED,
     PINNED_ARRAY,
@@ -35,6 +37,7 @@ from pinlint.analysis.values import (
     UNKNOWN,
     Kind,
     Value,
+    cast,
     combine,
     construction_data,
     derived,
@@ -42,6 +45,7 @@ from pinlint.analysis.values import (
     is_pydata,
     is_tensor,
     kinds,
+    non_scalar,
     only,
     pageable,
 )
@@ -146,7 +150,8 @@ def _combining(ctx: Context, name: str, call: cst.Call, args: list[Value], first
         inputs = inputs[:1]  # the other arguments are counts, sizes or dims
     if not inputs or any(is_pydata(v) for v in inputs[:1]):
         return UNKNOWN  # e.g. torch.cat(list_of_tensors): the elements are not visible
-    return combine(inputs, call, f"torch.{name}(...)")
+    result = combine(inputs, call, f"torch.{name}(...)")
+    return non_scalar(result, call) if name in torch_api.NON_SCALAR_RESULT_FUNCTIONS else result
 
 
 def _load(ctx: Context, name: str, call: cst.Call, args: list[Value], first: Value) -> Value:
@@ -265,8 +270,11 @@ def _to(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: 
             if is_tensor(ctx.value_of(args[0])):
                 nb_position = 1  # `.to(other_tensor, non_blocking)`
     is_non_blocking = non_blocking(call, args, nb_position, _holds_true(ctx))
+    if not is_non_blocking and device is not None:
+        flag = non_blocking_argument(call, args, nb_position)
+        is_non_blocking = flag is not None and true_when_host_to_device(flag, receiver_node, device)
     if device is None:
-        return _cast(receiver, call, "a dtype cast")  # dtype-only cast: a new host tensor (or itself)
+        return cast(receiver, call, "a dtype cast")  # dtype-only cast: a new host tensor (or itself)
     other_value = ctx.value_of(device)
     if type(device) is cst.Attribute and device.attr.value == "device" and is_host(ctx.value_of(device.value)):
         other_value = ctx.value_of(device.value)  # `.to(u.device)` of a host tensor `u` (or of itself): the host
@@ -342,7 +350,7 @@ def _view(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver
 
 
 def _to_host(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: Value, call: cst.Call) -> Value:
-    if only(receiver, Kind.PINNED):
+    if receiver and kinds(receiver) <= MAYBE_PINNED_KINDS:
         return receiver  # .cpu() of a host tensor returns it unchanged
     if not receiver or kinds(receiver) <= {Kind.PYDATA, Kind.NUMPY}:
         return UNKNOWN  # not a tensor we know: `.cpu` is someone else's method
@@ -351,17 +359,9 @@ def _to_host(ctx: Context, method: str, receiver_node: cst.BaseExpression, recei
 
 def _new_tensor(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: Value, call: cst.Call) -> Value:
     if method in torch_api.CAST_METHODS:
-        return _cast(receiver, call, f".{method}()")
+        return cast(receiver, call, f".{method}()")
     # Elementwise results keep the receiver's shape (a vector stays one).
     return derived(receiver, call, f".{method}()", elementwise=method in torch_api.ELEMENTWISE_METHODS)
-
-
-def _cast(receiver: Value, call: cst.Call, what: str) -> Value:
-    """A dtype cast: a new host tensor, except that a cast to the dtype the tensor already has
-    returns the tensor itself (`t.float()` of a float32 `t`), pinned if it was."""
-    if any(o.kind is Kind.PINNED for o in receiver):
-        return UNKNOWN  # the dtype is not known here: the pinned tensor itself, or a pageable copy
-    return derived(receiver, call, what, elementwise=True)
 
 
 def _numpy(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: Value, call: cst.Call) -> Value:

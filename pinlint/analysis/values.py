@@ -6,6 +6,8 @@ conditional expressions union their origins). Each origin is one of:
 * ``pageable``: a host tensor in ordinary (pageable) memory, born at ``node``. ``pinnable``
   says whether that birth could have taken ``pin_memory=`` (PIN001) or not (PIN002);
 * ``pinned``: a host tensor in page-locked memory;
+* ``host``: a host tensor whose pinnedness is not known (a parameter after a check that it is
+  on the CPU): what is computed from it is pageable, the tensor itself is not flagged;
 * ``device``: a tensor on an accelerator;
 * ``pydata``: Python data (literals, comprehensions, ``len()``, ``.tolist()``): not a tensor,
   and safe to hand to ``torch.tensor(..., pin_memory=...)``;
@@ -18,6 +20,7 @@ Unknown is never flagged (precision first).
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -28,6 +31,8 @@ if TYPE_CHECKING:
 class Kind(enum.Enum):
     PAGEABLE = "pageable"
     PINNED = "pinned"
+    #: On the host, pinned or not (``assert t.is_cpu`` of a parameter).
+    HOST = "host"
     DEVICE = "device"
     PYDATA = "pydata"
     NUMPY = "numpy"
@@ -37,9 +42,11 @@ class Kind(enum.Enum):
 
 
 #: Kinds that are host tensors.
-HOST_KINDS = frozenset({Kind.PAGEABLE, Kind.PINNED})
+HOST_KINDS = frozenset({Kind.PAGEABLE, Kind.PINNED, Kind.HOST})
 #: Kinds that are tensors (``torch.tensor(value, pin_memory=...)`` would raise).
-TENSOR_KINDS = frozenset({Kind.PAGEABLE, Kind.PINNED, Kind.DEVICE})
+TENSOR_KINDS = frozenset({Kind.PAGEABLE, Kind.PINNED, Kind.HOST, Kind.DEVICE})
+#: Kinds a host tensor that may be pinned has (a cast to its own dtype returns it, pinned or not).
+MAYBE_PINNED_KINDS = frozenset({Kind.PINNED, Kind.HOST})
 PYDATA_KINDS = frozenset({Kind.PYDATA})
 
 
@@ -73,6 +80,19 @@ class Origin:
     class_name: str = ""
     class_file: str = ""
     fields: tuple[tuple[str, Value], ...] = ()
+    #: For an unknown value computed from the function's parameters (``a[1:] - a[:-1]``): how
+    #: (``"derived"``, ``"cast"``, ``"combined"`` or ``"allocated"``, see those functions) and from which input values, so that
+    #: a call's summary can replay the computation on the caller's arguments (``replayed``).
+    computed: str = ""
+    inputs: tuple[Value, ...] = ()
+    elementwise: bool = False
+    #: How many computations on parameters this one nests (1: on parameters themselves).
+    depth: int = 0
+
+    @property
+    def parametric(self) -> bool:
+        """The value depends on what a caller passes: a parameter, or computed from one."""
+        return bool(self.parameter or self.computed)
 
 
 Value = frozenset[Origin]
@@ -85,6 +105,7 @@ NUMPY_ORIGIN = Origin(Kind.NUMPY)
 #: The literal ``True`` (Python data that a ``non_blocking=`` argument may hold).
 TRUE_ORIGIN = Origin(Kind.PYDATA, what="True")
 DTYPE_ORIGIN = Origin(Kind.DTYPE)
+HOST_ORIGIN = Origin(Kind.HOST)
 #: ``"cpu"`` or ``torch.device("cpu")`` bound to a name: a copy ``.to(name)`` is no H2D copy.
 HOST_DEVICE_ORIGIN = Origin(Kind.PYDATA, what="the host device")
 #: ``t.numpy()`` of a pinned tensor: an array over pinned memory (``torch.from_numpy`` of it is
@@ -93,6 +114,7 @@ PINNED_ARRAY_ORIGIN = Origin(Kind.UNKNOWN, what="an array over a pinned tensor's
 
 UNKNOWN: Value = frozenset({UNKNOWN_ORIGIN})
 PINNED: Value = frozenset({PINNED_ORIGIN})
+HOST: Value = frozenset({HOST_ORIGIN})
 DEVICE: Value = frozenset({DEVICE_ORIGIN})
 PYDATA: Value = frozenset({PYDATA_ORIGIN})
 NUMPY: Value = frozenset({NUMPY_ORIGIN})
@@ -129,7 +151,7 @@ def instance(node: cst.CSTNode, class_name: str, class_file: str, fields: dict[s
     fields become plain unknowns: the object may outlive the call, and a caller's summary must
     not mistake them for its own parameters."""
     kept = tuple(
-        (name, frozenset(UNKNOWN_ORIGIN if o.parameter else o for o in value)) for name, value in fields.items()
+        (name, frozenset(UNKNOWN_ORIGIN if o.parametric else o for o in value)) for name, value in fields.items()
     )
     return frozenset(
         {
@@ -177,8 +199,32 @@ def derived(value: Value, node: cst.CSTNode, what: str, *, elementwise: bool = F
     """A *new* tensor computed from ``value`` on the same device (arithmetic, cast, clone...).
 
     New host tensors are never pinned, and cannot be pinned at birth (PIN002). ``elementwise``
-    results keep the input's shape (so its being provably not 0-dimensional).
+    results keep the input's shape (so its being provably not 0-dimensional). Computed from a
+    parameter, it is unknown here and replayed on a caller's argument (``replayed``).
     """
+    k = kinds(value)
+    if k & HOST_KINDS and k - HOST_KINDS and not k & {Kind.DEVICE, Kind.DTYPE}:
+        # A host tensor on some paths, unknown (or None, an array) on the others: path by path,
+        # a new host tensor on the first (the copy then has "some path pageable"), unknown on
+        # the others.
+        # A path where it is Python data (`None`, a number) gives no tensor at all there (or
+        # raises): only the host and unknown paths give something to copy.
+        other = frozenset(o for o in value if o.kind not in HOST_KINDS and o.kind is not Kind.PYDATA)
+        if not other:
+            rest: Value = frozenset()
+        elif Kind.UNKNOWN in kinds(other):
+            rest = derived(other, node, what, elementwise=elementwise)
+        else:
+            rest = UNKNOWN  # an array on some path
+        host = frozenset(o for o in value if o.kind in HOST_KINDS)
+        return derived(host, node, what, elementwise=elementwise) | rest
+    result = _derived(value, node, what, elementwise)
+    if result is UNKNOWN and _replayable([value], node):
+        return _computed("derived", [value], node, what, elementwise)
+    return result
+
+
+def _derived(value: Value, node: cst.CSTNode, what: str, elementwise: bool) -> Value:
     k = kinds(value)
     if not value or Kind.UNKNOWN in k:
         return UNKNOWN  # any unknown input: unknown result
@@ -191,12 +237,57 @@ def derived(value: Value, node: cst.CSTNode, what: str, *, elementwise: bool = F
     return UNKNOWN  # Python data or numpy mixed in: no tensor provenance to follow
 
 
+def allocated_on(device: Value, node: cst.CSTNode, what: str, factory: str, vector: bool) -> Value:
+    """A factory call allocating on a device the function's parameter names: a device tensor
+    here, and for a call that passes the host device, a pageable host tensor (replayed)."""
+    return frozenset(
+        {
+            Origin(
+                Kind.DEVICE,
+                node,
+                what=what,
+                factory=factory,
+                vector=vector,
+                computed="allocated",
+                inputs=(device,),
+                depth=1,
+            )
+        }
+    )
+
+
+def cast(receiver: Value, node: cst.CSTNode, what: str) -> Value:
+    """A dtype cast: a new host tensor, except that a cast to the dtype the tensor already has
+    returns the tensor itself (`t.float()` of a float32 `t`), pinned if it was."""
+    if any(o.kind in MAYBE_PINNED_KINDS for o in receiver):
+        return UNKNOWN  # the dtype is not known here: the pinned tensor itself, or a pageable copy
+    unknown = frozenset(o for o in receiver if o.kind is Kind.UNKNOWN)
+    rest = receiver - unknown
+    if unknown and kinds(rest) <= HOST_KINDS and _replayable([unknown], node):
+        # On a parameter (on some paths): replayed with these rules on what a caller passes.
+        cast_rest = derived(rest, node, what, elementwise=True) if rest else frozenset()
+        return cast_rest | _computed("cast", [unknown], node, what, True)
+    return derived(receiver, node, what, elementwise=True)
+
+
 def combine(values: list[Value], node: cst.CSTNode, what: str) -> Value:
     """A new tensor computed from several inputs (``torch.cat``, ``a + b``).
 
     Python numbers and data mixed in are fine (``x + 1``); a device input makes it a device
-    value; any unknown input makes it unknown.
+    value; any unknown input makes it unknown (replayed on a caller's arguments when it is
+    a parameter, or computed from one).
     """
+    tensors = [v for v in values if not is_pydata(v)]
+    if tensors and all(v == tensors[0] for v in tensors):
+        # One tensor with itself (`h[1:] - h[:-1]`) or Python numbers: path by path, like one input.
+        return derived(tensors[0], node, what, elementwise=True)
+    result = _combine(values, node, what)
+    if result is UNKNOWN and _replayable(values, node):
+        return _computed("combined", values, node, what, False)
+    return result
+
+
+def _combine(values: list[Value], node: cst.CSTNode, what: str) -> Value:
     tensors = [v for v in values if not is_pydata(v)]
     if not tensors:
         return UNKNOWN  # no tensor input: whatever this returns is not a host tensor we know
@@ -207,7 +298,109 @@ def combine(values: list[Value], node: cst.CSTNode, what: str) -> Value:
         # so if this runs, the result is on the host.
         tensors = hosts
     merged = frozenset().union(*tensors)
-    return derived(merged, node, what, elementwise=True)
+    return _derived(merged, node, what, elementwise=True)
+
+
+#: How deeply computations on parameters nest before the result is plainly unknown: a bound on
+#: the size of a value (a long chain of arithmetic in a helper is replayed whole).
+_MAX_REPLAY_DEPTH = 12
+
+
+def _computed(how: str, values: list[Value], node: cst.CSTNode, what: str, elementwise: bool) -> Value:
+    depth = 1 + max((o.depth for v in values for o in v), default=0)
+    return frozenset(
+        {
+            Origin(
+                Kind.UNKNOWN,
+                node,
+                what=what,
+                computed=how,
+                inputs=tuple(values),
+                elementwise=elementwise,
+                depth=depth,
+            )
+        }
+    )
+
+
+def _replayable(values: list[Value], node: cst.CSTNode) -> bool:
+    """Every unknown among ``values`` depends only on the function's parameters (at least one
+    does), and the computation at ``node`` is not already among its own inputs (a loop `x = x + a`
+    would otherwise grow a new value on every pass)."""
+    found = False
+    for value in values:
+        for origin in value:
+            if origin.kind is not Kind.UNKNOWN:
+                continue
+            if not origin.parametric:
+                return False  # an unknown from elsewhere: no caller can make it known
+            if origin.computed and (origin.depth >= _MAX_REPLAY_DEPTH or _computes_at(origin, node)):
+                return False
+            found = True
+    return found
+
+
+def _computes_at(origin: Origin, node: cst.CSTNode) -> bool:
+    seen: set[int] = set()
+    stack = [origin]
+    while stack:
+        current = stack.pop()
+        if current.node is node:
+            return True
+        for value in current.inputs:
+            for o in value:
+                if o.computed and id(o) not in seen:
+                    seen.add(id(o))
+                    stack.append(o)
+    return False
+
+
+def replayed(value: Value, argument: Callable[[str], Value | None]) -> Value | None:
+    """``value``, a callee's, as a call gives it: each parameter replaced by the caller's
+    ``argument`` for it, each computation on parameters redone on those arguments. None when an
+    argument is not known (not passed: its default, or passed through ``*args``)."""
+    if not any(o.parametric for o in value):
+        return value
+    out: set[Origin] = set()
+    for origin in value:
+        if origin.parameter:
+            passed = argument(origin.parameter)
+            if passed is None:
+                return None
+            out |= passed
+        elif origin.computed:
+            inputs = [replayed(v, argument) for v in origin.inputs]
+            if any(v is None for v in inputs):
+                return None
+            known = [v for v in inputs if v is not None]
+            if origin.computed == "allocated":
+                if known[0] == HOST_DEVICE:  # type: ignore[comparison-overlap]
+                    # Not pinnable there: `pin_memory=True` would raise for the callers that
+                    # pass an accelerator.
+                    out |= pageable(
+                        origin.node, pinnable=False, what=origin.what, factory=origin.factory, vector=origin.vector
+                    )
+                else:
+                    out.add(DEVICE_ORIGIN)
+            elif origin.computed == "cast":
+                out |= cast(known[0], origin.node, origin.what)  # type: ignore[arg-type]
+            elif origin.computed == "derived":
+                out |= derived(known[0], origin.node, origin.what, elementwise=origin.elementwise)  # type: ignore[arg-type]
+            else:
+                out |= combine(known, origin.node, origin.what)  # type: ignore[arg-type]
+        else:
+            out.add(origin)
+    return frozenset(out)
+
+
+def non_scalar(value: Value, node: cst.CSTNode) -> Value:
+    """``value`` with its host tensors born at ``node`` known to be not 0-dimensional."""
+    return frozenset(
+        Origin(o.kind, o.node, o.pinnable, o.what, o.data_is_python, o.factory, True)
+        if o.kind is Kind.PAGEABLE and o.node is node and not o.vector
+        else o
+        for o in value
+    )
 
 
 def construction_data(data: Value) -> str:

@@ -126,6 +126,12 @@ DATA_FIRST_FUNCTIONS: frozenset[str] = frozenset(
     | {"nonzero", "index_select", "diff", "masked_select"}
 )
 
+#: Of those, the ones whose result is never 0-dimensional (``cat`` and ``stack`` refuse 0-d inputs
+#: or add a dimension; ``outer`` and ``nonzero`` make a matrix; ``flatten`` at least one dim).
+NON_SCALAR_RESULT_FUNCTIONS: frozenset[str] = frozenset(
+    {"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "outer", "nonzero", "flatten"}
+)
+
 #: ``torch.nn.functional`` functions treated like ``DATA_FIRST_FUNCTIONS`` (``F.pad(host, ...)``).
 FUNCTIONAL_DATA_FIRST: frozenset[str] = frozenset({"pad"})
 
