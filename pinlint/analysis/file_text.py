@@ -22,6 +22,7 @@ class FileText:
         self._classes: list[ClassRange] | None = None
         self._family_memo: dict[str, list[ClassRange] | None] = {}
         self._attribute_memo: dict[tuple[str, str], list[int] | None] = {}
+        self._module_states: frozenset[str] | None = None
         self._elsewhere_memo: dict[str, bool] = {}
         self._opaque_memo: dict[str, bool] = {}
         self._unusual_memo: dict[str, bool] = {}
@@ -92,17 +93,19 @@ class FileText:
 
     def _module_state(self, attr: str) -> bool:
         """``attr`` is registered as an ``nn.Module`` buffer or parameter somewhere in the file
-        (``register_buffer("attr", ...)``, ``"attr" in self._buffers``, ``nn.Parameter``):
-        ``module.to()``/``.cuda()`` replace it on the device, which no assignment here shows."""
-        for quote in ('"', "'"):
-            name = f"{quote}{attr}{quote}"
-            if name in self.text and re.search(
-                rf"(?:register_buffer|register_parameter|_buffers|_parameters)\W[^\n]*{re.escape(name)}"
-                rf"|{re.escape(name)}[ \t]+(?:not[ \t]+)?in[ \t]+\w+\._(?:buffers|parameters)",
-                self.text,
-            ):
-                return True
-        return re.search(rf"\bself\.{re.escape(attr)}[ \t]*=[ \t]*(?:\w+\.)*Parameter\(", self.text) is not None
+        (``register_buffer("attr", ...)``, ``"attr" in self._buffers``, ``self.attr =
+        nn.Parameter(...)``): ``module.to()``/``.cuda()`` replace it on the device, which no
+        assignment here shows."""
+        if self._module_states is None:
+            found: set[str] = set()
+            text = self.text
+            if "register_" in text or "_buffers" in text or "_parameters" in text:
+                found.update(m.group(2) for m in _REGISTERED.finditer(text))
+                found.update(m.group(2) for m in _IN_MODULE_STATE.finditer(text))
+            if "Parameter(" in text:
+                found.update(_PARAMETER_ASSIGNED.findall(text))
+            self._module_states = frozenset(found)
+        return attr in self._module_states
 
     def assigned_elsewhere(self, attr: str) -> bool:
         """Whether this file assigns ``<x>.<attr> = ...`` on anything but ``self`` (another
@@ -569,3 +572,11 @@ def _before_assignment(after: str, depth: int = 0) -> bool:
         elif char == ";" and depth == 0:
             return False
     return False
+
+
+#: ``register_buffer("w", ...)``, ``self._buffers["w"] = ...`` (and parameters).
+_REGISTERED = re.compile(r"""(?:register_buffer|register_parameter|_buffers|_parameters)\W{1,3}(["'])(\w+)\1""")
+#: ``"w" in self._buffers`` / ``not in``.
+_IN_MODULE_STATE = re.compile(r"""(["'])(\w+)\1[ \t]+(?:not[ \t]+)?in[ \t]+[\w.]*_(?:buffers|parameters)\b""")
+#: ``self.w = nn.Parameter(...)``.
+_PARAMETER_ASSIGNED = re.compile(r"\bself\.(\w+)[ \t]*=[ \t]*(?:\w+\.)*Parameter\(")
