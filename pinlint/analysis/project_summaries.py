@@ -284,9 +284,12 @@ class ProjectSummaries:
         return any(i.scope is top and i.events.parameter_copies for i in parsed.interpreters)
 
     def _computes(self, foreign: ForeignFile, start: int) -> bool:
-        """The function returns something (perhaps computed from the host tensor it is given)."""
+        """The function returns something (perhaps computed from the host tensor it is given), in
+        a file that names torch (as ``may_build_tensors`` asks, for one-file runs to agree)."""
         from pinlint.analysis.triage import segment_for, segment_text
 
+        if "torch" not in foreign.file.text:
+            return False
         text = segment_text(foreign.file.lines, segment_for(foreign.file.lines, start))
         return text is not None and "return" in text
 

@@ -72,6 +72,6 @@ _DEF_NAME = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 
 def may_build_tensors(data: bytes) -> bool:
     """Whether a function of this file may return a host tensor another file copies (a file
-    the whole-project analysis could report into): it returns something, which it builds or
-    computes from what a caller passes (``return a[1:] - a[:-1]``, torch named or not)."""
-    return b"return" in data
+    the whole-project analysis could report into): it names torch and returns something, which
+    it builds or computes from what a caller passes (``return a[1:] - a[:-1]``)."""
+    return b"torch" in data and b"return" in data
