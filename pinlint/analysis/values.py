@@ -203,6 +203,15 @@ def derived(value: Value, node: cst.CSTNode, what: str, *, elementwise: bool = F
     parameter, it is unknown here and replayed on a caller's argument (``replayed``).
     """
     k = kinds(value)
+    if Kind.HOST in k and Kind.UNKNOWN in k:
+        # Checked to be on the CPU on some paths only (a check whose exception a `try` may have
+        # swallowed): where it is on the host rests on that run-time check, as with `if t.is_cpu:`.
+        k = k - {Kind.HOST}
+        value = frozenset(UNKNOWN_ORIGIN if o.kind is Kind.HOST and not o.parameter else o for o in value)
+        value = frozenset(
+            Origin(Kind.UNKNOWN, o.node, what=o.what, parameter=o.parameter) if o.kind is Kind.HOST else o
+            for o in value
+        )
     if k & HOST_KINDS and k - HOST_KINDS and not k & {Kind.DEVICE, Kind.DTYPE}:
         # A host tensor on some paths, unknown (or None, an array) on the others: path by path,
         # a new host tensor on the first (the copy then has "some path pageable"), unknown on
