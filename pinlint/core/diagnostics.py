@@ -136,10 +136,10 @@ class Diagnostic:
     fix: Fix | None = None
     #: Why no fix is offered, when there is none (shown as the "help:" line).
     fix_note: str | None = None
-    #: Lines (1-based, inclusive) of the statement that holds the finding: ``# noqa`` on any of
+    #: Lines (1-based, inclusive) of the statement that holds the finding: a noqa comment on any of
     #: them suppresses it.
     statement_rows: tuple[int, int] = (0, 0)
-    #: Rows of the copy statement the flagged value reaches (a ``# noqa`` there counts too).
+    #: Rows of the copy statement the flagged value reaches (a noqa comment there counts too).
     sink_rows: tuple[int, int] = (0, 0)
     #: The source text of the flagged line(s), for baselines' line-shift-proof fingerprints.
     source_snippet: str = ""
