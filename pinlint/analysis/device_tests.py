@@ -98,12 +98,13 @@ def _accelerator_when_true(test: cst.BaseExpression) -> set[str]:
 
 
 def compared_to_another_device(test: cst.BaseExpression) -> str | None:
-    """``t.device != target`` (or ``==``), ``target`` a device value rather than a literal: which
-    way it goes depends on ``target``; it says nothing new about ``t`` itself."""
+    """``t.device != target``, ``target`` a device value rather than a literal: where it holds,
+    ``t`` is still what it was, and ``target`` is another device (where it does not, ``target``
+    is where ``t`` is: a copy there is none)."""
     if type(test) is not cst.Comparison or len(test.comparisons) != 1:
         return None
     comparison = test.comparisons[0]
-    if type(comparison.operator) not in (cst.Equal, cst.NotEqual):
+    if type(comparison.operator) is not cst.NotEqual:
         return None
     left, right = test.left, comparison.comparator
     if type(left) is not cst.Attribute or left.attr.value != "device":

@@ -588,18 +588,21 @@ class Evaluator:
             # (a device or Python value on some path: not on the path past the check)
         self.env.set(key, frozenset(value) or HOST)
 
-    def forget_tested(self, test: cst.BaseExpression) -> None:
+    def forget_tested(self, test: cst.BaseExpression) -> dict[str, Value]:
         """A test of where a tensor lives or whether it is pinned (``if t.is_pinned():``): which
-        way it goes is decided at run time, so what was known of the tensor is forgotten."""
-        kept = compared_to_another_device(test)
+        way it goes is decided at run time, so what was known of the tensor is forgotten.
+        Returned: what an ``if`` body may know again (``if t.device != target:`` of a tensor
+        pageable on some path: inside, t is what it was and target another device)."""
+        compared = compared_to_another_device(test)
+        kept: dict[str, Value] = {}
         for key in device_tested(test):
             if key in self.env:
-                known = {o.kind for o in self.env.get(key) or UNKNOWN}
-                if key == kept and Kind.PAGEABLE in known and Kind.DEVICE not in known:
-                    # `if t.device != target:` of a tensor pageable on some path: t is the same
-                    # on both sides (the test decides whether target is where t is).
-                    continue
+                before = self.env.get(key) or UNKNOWN
+                known = {o.kind for o in before}
+                if key == compared and Kind.PAGEABLE in known and Kind.DEVICE not in known:
+                    kept[key] = before
                 self.env.set(key, UNKNOWN)
+        return kept
 
     def flag_of(self, test: cst.BaseExpression) -> tuple[str, bool] | None:
         """``(flag, whether the test holds when the flag is true)`` for a test of a parameter

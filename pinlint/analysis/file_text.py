@@ -102,10 +102,12 @@ class FileText:
             if "register_" in text or "_buffers" in text or "_parameters" in text:
                 found.update(m.group(2) for m in _REGISTERED.finditer(text))
                 found.update(m.group(2) for m in _IN_MODULE_STATE.finditer(text))
+                if _REGISTERED_BY_VARIABLE.search(text):
+                    found.add("*")  # `register_buffer(name, ...)`: any attribute may be one
             if "Parameter(" in text:
                 found.update(_PARAMETER_ASSIGNED.findall(text))
             self._module_states = frozenset(found)
-        return attr in self._module_states
+        return attr in self._module_states or "*" in self._module_states
 
     def assigned_elsewhere(self, attr: str) -> bool:
         """Whether this file assigns ``<x>.<attr> = ...`` on anything but ``self`` (another
@@ -576,6 +578,8 @@ def _before_assignment(after: str, depth: int = 0) -> bool:
 
 #: ``register_buffer("w", ...)``, ``self._buffers["w"] = ...`` (and parameters).
 _REGISTERED = re.compile(r"""(?:register_buffer|register_parameter|_buffers|_parameters)\W{1,3}(["'])(\w+)\1""")
+#: ``register_buffer(name, ...)`` with a name that is not a literal.
+_REGISTERED_BY_VARIABLE = re.compile(r"""register_(?:buffer|parameter)\([ \t]*(?![ \t"'])""")
 #: ``"w" in self._buffers`` / ``not in``.
 _IN_MODULE_STATE = re.compile(r"""(["'])(\w+)\1[ \t]+(?:not[ \t]+)?in[ \t]+[\w.]*_(?:buffers|parameters)\b""")
 #: ``self.w = nn.Parameter(...)``.

@@ -163,8 +163,10 @@ class Interpreter(Evaluator):
             d2h.read(self, current.test, "a truth test")
             # `if x.is_cpu: ... else: x.to(dev, non_blocking=True)`: the branches depend on where
             # x lives at run time, which we cannot decide.
-            self.forget_tested(current.test)
+            kept = self.forget_tested(current.test)
             tested = env.changes_since(mark)  # the tests (and what they forgot) hold on every later path
+            for key, value in kept.items():
+                env.set(key, value)  # the body only
             self._flag_side(flag, body=True)
             self._suite(current.body)
             sides.append(self._flag_outcome(flag or device_guard, mark))

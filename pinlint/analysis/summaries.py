@@ -92,6 +92,8 @@ class FileSummaries:
         self.path: str | None = None
         #: id of a parsed function -> the parameters it checks are on the CPU.
         self._host_checked: dict[int, set[str]] = {}
+        #: id of a parsed function -> whether calling it runs none of it (generator, coroutine).
+        self._not_run_memo: dict[int, bool] = {}
 
     def callers_of_copying_functions(self, limit: int = 64) -> list[int]:
         """0-based ``def`` lines of functions that call a function of this file which copies
@@ -384,6 +386,8 @@ class FileSummaries:
         found = self._function(evaluator, call)
         if found is None:
             return None
+        if self._not_run(found[1]):
+            return None  # a generator or a coroutine: the call only makes the object
         interpreter = self._interpreter_of(*found, evaluator)
         if interpreter is None or not interpreter.returns:
             return None
@@ -405,6 +409,8 @@ class FileSummaries:
         found = self._function(evaluator, call)
         if found is None:
             return None
+        if self._not_run(found[1]):
+            return None  # a generator's `return` is its StopIteration value
         interpreter = self._interpreter_of(*found, evaluator)
         if interpreter is None or not interpreter.tuple_returns:
             return None
@@ -420,6 +426,12 @@ class FileSummaries:
             elements.append(value)
         return elements
 
+    def _not_run(self, function: cst.FunctionDef) -> bool:
+        key = id(function)
+        if key not in self._not_run_memo:
+            self._not_run_memo[key] = _not_run_by_the_call(function)
+        return self._not_run_memo[key]
+
     def checked_on_host(self, evaluator: Evaluator, call: cst.Call) -> list[cst.BaseExpression]:
         """The arguments of ``call`` that the called function checks are on the CPU before it
         can return (``if t.device.type != "cpu": raise ...`` first thing): past the call, they are."""
@@ -429,6 +441,8 @@ class FileSummaries:
         if found is None:
             return []
         function = found[1]
+        if self._not_run(function):
+            return []  # its checks run later, if ever
         checked = self._host_checked.get(id(function))
         if checked is None:
             checked = self._host_checked[id(function)] = host_checked_parameters(function)
@@ -652,6 +666,21 @@ def _arguments(evaluator: Evaluator, function: cst.FunctionDef, call: cst.Call) 
         return None
 
     return passed
+
+
+def _not_run_by_the_call(function: cst.FunctionDef) -> bool:
+    """``async def``, or a generator (a ``yield`` in its own body): calling it runs none of it."""
+    if function.asynchronous is not None:
+        return True
+    stack: list[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Yield):
+            return True
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue  # a nested scope's yield is its own
+        stack.extend(node.children)
+    return False
 
 
 def host_checked_parameters(function: cst.FunctionDef) -> set[str]:

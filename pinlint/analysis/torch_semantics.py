@@ -48,6 +48,7 @@ from pinlint.analysis.values import (
     non_scalar,
     only,
     pageable,
+    to_host,
 )
 from pinlint.analysis.values import (
     is_true as is_true_value,
@@ -150,6 +151,8 @@ def _combining(ctx: Context, name: str, call: cst.Call, args: list[Value], first
         inputs = inputs[:1]  # the other arguments are counts, sizes or dims
     if not inputs or any(is_pydata(v) for v in inputs[:1]):
         return UNKNOWN  # e.g. torch.cat(list_of_tensors): the elements are not visible
+    if name in torch_api.MAYBE_SAME_MEMORY_METHODS:
+        return cast(inputs[0], call, f"torch.{name}(...)")  # `torch.flatten(pinned)`: maybe itself
     result = combine(inputs, call, f"torch.{name}(...)")
     return non_scalar(result, call) if name in torch_api.NON_SCALAR_RESULT_FUNCTIONS else result
 
@@ -297,7 +300,7 @@ def _to(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: 
             return d2h.copied_to_host(ctx, call, receiver)  # type: ignore[arg-type]
         if not receiver or kinds(receiver) <= {Kind.PYDATA, Kind.NUMPY}:
             return UNKNOWN  # not a tensor we know: `.to` is someone else's method
-        return pageable(call, pinnable=False, what='.to("cpu")')  # a D2H copy lands in pageable memory
+        return to_host(receiver, call, '.to("cpu")')  # a D2H copy lands in pageable memory
     if target is DeviceClass.OTHER:
         return UNKNOWN  # e.g. "meta": no memory at all
     if is_non_blocking:
@@ -354,19 +357,19 @@ def _to_host(ctx: Context, method: str, receiver_node: cst.BaseExpression, recei
         return receiver  # .cpu() of a host tensor returns it unchanged
     if not receiver or kinds(receiver) <= {Kind.PYDATA, Kind.NUMPY}:
         return UNKNOWN  # not a tensor we know: `.cpu` is someone else's method
-    return pageable(call, pinnable=False, what=".cpu()")
+    return to_host(receiver, call, ".cpu()")
 
 
 def _new_tensor(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: Value, call: cst.Call) -> Value:
-    if method in torch_api.CAST_METHODS:
+    if method in torch_api.CAST_METHODS or method in torch_api.MAYBE_SAME_MEMORY_METHODS:
         return cast(receiver, call, f".{method}()")
     # Elementwise results keep the receiver's shape (a vector stays one).
     return derived(receiver, call, f".{method}()", elementwise=method in torch_api.ELEMENTWISE_METHODS)
 
 
 def _numpy(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: Value, call: cst.Call) -> Value:
-    if any(o.kind is Kind.PINNED for o in receiver):
-        return PINNED_ARRAY  # shares the pinned tensor's memory
+    if any(o.kind in MAYBE_PINNED_KINDS for o in receiver):
+        return PINNED_ARRAY  # shares the (perhaps) pinned tensor's memory
     return NUMPY
 
 

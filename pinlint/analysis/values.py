@@ -265,6 +265,15 @@ def allocated_on(device: Value, node: cst.CSTNode, what: str, factory: str, vect
     )
 
 
+def to_host(receiver: Value, node: cst.CSTNode, what: str) -> Value:
+    """``.cpu()`` / ``.to("cpu")``: a pageable host tensor (a device-to-host copy), except that
+    of a host tensor it returns the tensor itself. Of a parameter it is pageable here, and
+    replayed on what a call passes (a pinned argument comes back pinned)."""
+    if receiver and all(o.parameter for o in receiver):
+        return frozenset({Origin(Kind.PAGEABLE, node, what=what, computed="to_host", inputs=(receiver,), depth=1)})
+    return pageable(node, pinnable=False, what=what)
+
+
 def cast(receiver: Value, node: cst.CSTNode, what: str) -> Value:
     """A dtype cast: a new host tensor, except that a cast to the dtype the tensor already has
     returns the tensor itself (`t.float()` of a float32 `t`), pinned if it was."""
@@ -382,7 +391,15 @@ def replayed(value: Value, argument: Callable[[str], Value | None]) -> Value | N
             if any(v is None for v in inputs):
                 return None
             known = [v for v in inputs if v is not None]
-            if origin.computed == "allocated":
+            if origin.computed == "to_host":
+                given = known[0]  # type: ignore[index]
+                if given and {o.kind for o in given} <= MAYBE_PINNED_KINDS:
+                    out |= given  # already on the host: the tensor itself
+                elif any(o.kind in MAYBE_PINNED_KINDS for o in given):
+                    out |= UNKNOWN  # itself on some paths, a pageable copy on others
+                else:
+                    out |= pageable(origin.node, pinnable=False, what=origin.what)
+            elif origin.computed == "allocated":
                 if known[0] == HOST_DEVICE:  # type: ignore[comparison-overlap]
                     # Not pinnable there: `pin_memory=True` would raise for the callers that
                     # pass an accelerator.

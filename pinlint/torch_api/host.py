@@ -177,9 +177,11 @@ CAST_METHODS: frozenset[str] = frozenset(
         "short",
         "char",
         "byte",
-        "type",
     }
 )
+#: Methods that return the tensor itself or a view of it where they can (``flatten`` of a
+#: contiguous tensor), and a new tensor otherwise: pinned in, perhaps pinned out.
+MAYBE_SAME_MEMORY_METHODS: frozenset[str] = frozenset({"flatten"})
 NEW_TENSOR_METHODS: frozenset[str] = CAST_METHODS | frozenset(
     {
         "clone",
