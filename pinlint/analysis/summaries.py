@@ -379,22 +379,26 @@ class FileSummaries:
             return self.scope_interpreter(function, evaluator.segment_start, evaluator.segment)
         return next((i for i in parsed.interpreters if i.scope is function), None)
 
-    def call(self, evaluator: Evaluator, call: cst.Call) -> Value | None:
-        """What the called function of this file returns (the union of its returns)."""
+    def _returning_callee(self, evaluator: Evaluator, call: cst.Call) -> tuple[cst.FunctionDef, Interpreter] | None:
+        """The function ``call`` runs, interpreted, when what it returns is what the call gives
+        (not past the depth bound; not a generator or a coroutine, whose call makes an object)."""
         if self.depth >= MAX_DEPTH:
             return None
         found = self._function(evaluator, call)
-        if found is None:
+        if found is None or self._not_run(found[1]):
             return None
-        if self._not_run(found[1]):
-            return None  # a generator or a coroutine: the call only makes the object
         interpreter = self._interpreter_of(*found, evaluator)
-        if interpreter is None or not interpreter.returns:
+        return (found[1], interpreter) if interpreter is not None else None
+
+    def call(self, evaluator: Evaluator, call: cst.Call) -> Value | None:
+        """What the called function of this file returns (the union of its returns)."""
+        callee = self._returning_callee(evaluator, call)
+        if callee is None or not callee[1].returns:
             return None
-        passed = _arguments(evaluator, found[1], call)
+        passed = _arguments(evaluator, callee[0], call)
         # What it returns of its parameters (`return t.contiguous()`, `return a[1:] - a[:-1]`),
         # replayed on what this call passes; None where an argument is not visible here.
-        value = replayed(frozenset().union(*interpreter.returns), passed)
+        value = replayed(frozenset().union(*callee[1].returns), passed)
         if value is None:
             return None
         if {o.kind for o in value} >= {Kind.PINNED, Kind.PAGEABLE}:
@@ -404,20 +408,13 @@ class FileSummaries:
     def call_elements(self, evaluator: Evaluator, call: cst.Call, count: int) -> list[Value] | None:
         """What unpacking the called function's result into ``count`` names gives each name,
         when every return of the function is a tuple display of that length; else None."""
-        if self.depth >= MAX_DEPTH:
+        callee = self._returning_callee(evaluator, call)
+        if callee is None or not callee[1].tuple_returns:
             return None
-        found = self._function(evaluator, call)
-        if found is None:
-            return None
-        if self._not_run(found[1]):
-            return None  # a generator's `return` is its StopIteration value
-        interpreter = self._interpreter_of(*found, evaluator)
-        if interpreter is None or not interpreter.tuple_returns:
-            return None
-        shapes = interpreter.tuple_returns
+        shapes = callee[1].tuple_returns
         if any(shape is None or len(shape) != count for shape in shapes):
             return None  # a return that is not a tuple display of that length: unknown parts
-        passed = _arguments(evaluator, found[1], call)
+        passed = _arguments(evaluator, callee[0], call)
         elements: list[Value] = []
         for i in range(count):
             value = replayed(frozenset().union(*(shape[i] for shape in shapes)), passed)  # type: ignore[index]

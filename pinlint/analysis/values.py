@@ -207,11 +207,7 @@ def derived(value: Value, node: cst.CSTNode, what: str, *, elementwise: bool = F
         # Checked to be on the CPU on some paths only (a check whose exception a `try` may have
         # swallowed): where it is on the host rests on that run-time check, as with `if t.is_cpu:`.
         k = k - {Kind.HOST}
-        value = frozenset(UNKNOWN_ORIGIN if o.kind is Kind.HOST and not o.parameter else o for o in value)
-        value = frozenset(
-            Origin(Kind.UNKNOWN, o.node, what=o.what, parameter=o.parameter) if o.kind is Kind.HOST else o
-            for o in value
-        )
+        value = frozenset(_unchecked(o) if o.kind is Kind.HOST else o for o in value)
     if k & HOST_KINDS and k - HOST_KINDS and not k & {Kind.DEVICE, Kind.DTYPE}:
         # A host tensor on some paths, unknown (or None, an array) on the others: path by path,
         # a new host tensor on the first (the copy then has "some path pageable"), unknown on
@@ -231,6 +227,13 @@ def derived(value: Value, node: cst.CSTNode, what: str, *, elementwise: bool = F
     if result is UNKNOWN and _replayable([value], node):
         return _computed("derived", [value], node, what, elementwise)
     return result
+
+
+def _unchecked(origin: Origin) -> Origin:
+    """A checked-host origin as it was before the check: a parameter, or plainly unknown."""
+    if origin.parameter:
+        return Origin(Kind.UNKNOWN, origin.node, what=origin.what, parameter=origin.parameter)
+    return UNKNOWN_ORIGIN
 
 
 def _derived(value: Value, node: cst.CSTNode, what: str, elementwise: bool) -> Value:
