@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from pinlint.analysis.cst_walk import children
 from pinlint.analysis.scopes import flatten_targets
 
 Rows = Callable[[cst.CSTNode], tuple[int, int]]
@@ -335,5 +336,5 @@ def _captures(pattern: cst.MatchPattern, alternatives: bool = False) -> set[str]
         if type(node) is cst.MatchOr and not alternatives:
             # An alternative binds the same names in every branch; keep it simple: none.
             continue
-        stack.extend(node.children)
+        stack.extend(children(node))
     return found

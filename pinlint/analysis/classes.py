@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from pinlint.analysis.cst_walk import children
+
 _CLASS = re.compile(r"^([ \t]*)class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?[ \t]*:")
 
 
@@ -86,7 +88,7 @@ def _method_classes(module: cst.Module) -> dict[int, str]:
             if owner is not None:
                 out[id(node)] = owner
             owner = None  # a def inside it is a closure, not a method
-        for child in node.children:
+        for child in children(node):
             stack.append((child, owner if not isinstance(node, cst.FunctionDef) else None))
     return out
 

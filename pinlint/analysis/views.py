@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Protocol
 import libcst as cst
 
 from pinlint.analysis.callargs import keyword_args, positional
+from pinlint.analysis.cst_walk import children
 from pinlint.analysis.events import EventSink, StridedPinnedCopy
 from pinlint.analysis.scopes import dotted
 from pinlint.analysis.values import Kind, Value, kinds
@@ -240,5 +241,5 @@ def _mentions_transpose(node: cst.BaseExpression) -> bool:
         current = stack.pop()
         if isinstance(current, cst.Attribute) and current.attr.value in (_TRANSPOSES | {"T", "mT"}):
             return True
-        stack.extend(current.children)
+        stack.extend(children(current))
     return False

@@ -96,6 +96,8 @@ class _Tree:
 
     @classmethod
     def of(cls, scope: cst.CSTNode, targets: list[cst.CSTNode]) -> _Tree:
+        from pinlint.analysis.cst_walk import children  # libcst: not imported on a warm run
+
         wanted = {id(t) for t in targets}
         parents: dict[int, cst.CSTNode] = {}
         found: set[int] = set()
@@ -104,7 +106,7 @@ class _Tree:
             node = stack.pop()
             if id(node) in wanted:
                 found.add(id(node))
-            for child in node.children:
+            for child in children(node):
                 parents[id(child)] = node
                 stack.append(child)
         return cls(parents, found)
