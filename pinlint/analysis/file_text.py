@@ -109,6 +109,11 @@ class FileText:
             self._module_states = frozenset(found)
         return attr in self._module_states or "*" in self._module_states
 
+    def registers_module_state(self, attr: str) -> bool:
+        """Whether a class of this file may register ``attr`` as a buffer or parameter (for a
+        subclass defined in another file)."""
+        return self._module_state(attr)
+
     def assigned_elsewhere(self, attr: str) -> bool:
         """Whether this file assigns ``<x>.<attr> = ...`` on anything but ``self`` (another
         object's attribute of that name, or this class's, set from outside its methods)."""

@@ -22,6 +22,7 @@ import libcst as cst
 from pinlint import torch_api
 from pinlint.analysis import objects
 from pinlint.analysis.classes import _method_classes
+from pinlint.analysis.cst_walk import children
 from pinlint.analysis.device_tests import on_host_when
 from pinlint.analysis.devices import DeviceClass, classify_device
 from pinlint.analysis.events import EventSink
@@ -234,7 +235,7 @@ class FileSummaries:
             return None
         key = f"self.{attr}"
         lines = self.scan.attribute_lines(class_name, attr)
-        if lines is None:
+        if lines is None or self._registered_by_foreign_base(class_name, attr):
             return None
         values: list[Value] = []
         for line in lines:
@@ -250,6 +251,22 @@ class FileSummaries:
             # ran last before the copy is not visible.
             return None
         return union
+
+    def _registered_by_foreign_base(self, class_name: str, attr: str) -> bool:
+        """A base class imported from another project file may register ``attr`` as a buffer or
+        parameter: ``nn.Module.__setattr__`` then stores this file's ``self.<attr> = ...`` into
+        it, and ``module.to(device)`` moves it, which no assignment here shows. (A base that
+        is not resolved to a project file, e.g. ``nn.Module``, registers nothing by name.)"""
+        if self.project is None:
+            return False
+        here = {c.name for c in self.scan.classes()}
+        bases = {b for c in self.scan.family(class_name) or () for b in c.bases if b not in here}
+        for base in sorted(bases):
+            target = self.project.target(self.names, cst.Name(base))
+            read = self.project.modules.read(target[0]) if target is not None else None
+            if read is not None and read.scan.registers_module_state(attr):
+                return True
+        return False
 
     def _assigned(self, line: int, key: str, current: int | None) -> Value | None:
         start = self.scan.enclosing_def(line)
@@ -385,7 +402,7 @@ class FileSummaries:
         if self.depth >= MAX_DEPTH:
             return None
         found = self._function(evaluator, call)
-        if found is None or self._not_run(found[1]):
+        if found is None or self._not_run(*found):
             return None
         interpreter = self._interpreter_of(*found, evaluator)
         return (found[1], interpreter) if interpreter is not None else None
@@ -423,7 +440,11 @@ class FileSummaries:
             elements.append(value)
         return elements
 
-    def _not_run(self, function: cst.FunctionDef) -> bool:
+    def _not_run(self, parsed: Parsed | None, function: cst.FunctionDef) -> bool:
+        if function.asynchronous is not None:
+            return True
+        if parsed is not None and "yield" not in parsed.source:
+            return False  # no `yield` in the text it was parsed from: not a generator (and no walk)
         key = id(function)
         if key not in self._not_run_memo:
             self._not_run_memo[key] = _not_run_by_the_call(function)
@@ -438,7 +459,7 @@ class FileSummaries:
         if found is None:
             return []
         function = found[1]
-        if self._not_run(function):
+        if self._not_run(*found):
             return []  # its checks run later, if ever
         checked = self._host_checked.get(id(function))
         if checked is None:
@@ -676,7 +697,7 @@ def _not_run_by_the_call(function: cst.FunctionDef) -> bool:
             return True
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue  # a nested scope's yield is its own
-        stack.extend(node.children)
+        stack.extend(children(node))
     return False
 
 
@@ -721,7 +742,7 @@ def _holds_return(node: cst.CSTNode) -> bool:
             return True
         if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
-        stack.extend(current.children)
+        stack.extend(children(current))
     return False
 
 
