@@ -46,3 +46,57 @@ def repeats_a_list(node: cst.BinaryOperation, left: Value, right: Value) -> bool
         }:
             return True
     return False
+
+
+def constant_truth(test: cst.BaseExpression) -> bool | None:
+    """The truth of a test that is a constant (``True``, ``False``, ``None``, an int literal, and
+    ``not`` of one); None for anything else. Names are the builtins' (assigning ``True`` is a
+    syntax error)."""
+    if type(test) is cst.Name and test.value in ("True", "False", "None"):
+        return test.value == "True"
+    if type(test) is cst.Integer:
+        try:
+            return int(test.value, 0) != 0
+        except ValueError:
+            return None  # a literal `int()` does not read with base 0 (`007` is not Python 3)
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        inner = constant_truth(test.expression)
+        return None if inner is None else not inner
+    return None
+
+
+def iterates_at_least_once(iterable: cst.BaseExpression, range_is_builtin: bool) -> bool:
+    """A ``for`` over this runs its body at least once: a display with an element that is not
+    starred (a ``*rest`` may be empty), a non-empty plain string, or ``range(n)`` /
+    ``range(a, b)`` of int literals that is not empty."""
+    kind = type(iterable)
+    if kind in (cst.Tuple, cst.List, cst.Set):
+        return any(type(element) is cst.Element for element in iterable.elements)  # type: ignore[attr-defined]
+    if kind is cst.SimpleString:
+        value = iterable.evaluated_value  # type: ignore[attr-defined]
+        return isinstance(value, (str, bytes)) and len(value) > 0
+    if kind is cst.Call and range_is_builtin:
+        call: cst.Call = iterable  # type: ignore[assignment]
+        if type(call.func) is not cst.Name or call.func.value != "range":
+            return False
+        if any(a.keyword is not None or a.star for a in call.args) or len(call.args) not in (1, 2):
+            return False
+        bounds = [_int_literal(a.value) for a in call.args]
+        if any(b is None for b in bounds):
+            return False
+        start, stop = (0, bounds[0]) if len(bounds) == 1 else (bounds[0], bounds[1])
+        return start < stop  # type: ignore[operator]
+    return False
+
+
+def _int_literal(node: cst.BaseExpression) -> int | None:
+    negative = type(node) is cst.UnaryOperation and type(node.operator) is cst.Minus
+    if negative:
+        node = node.expression  # type: ignore[attr-defined]
+    if type(node) is not cst.Integer:
+        return None
+    try:
+        value = int(node.value, 0)
+    except ValueError:
+        return None
+    return -value if negative else value

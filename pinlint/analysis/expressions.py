@@ -15,7 +15,7 @@ import libcst as cst
 from pinlint import torch_api
 from pinlint.analysis import d2h, objects, torch_semantics
 from pinlint.analysis.budget import _DEADLINE_EVERY, SCOPE_STEP_BUDGET, BudgetExceeded
-from pinlint.analysis.builtins import READ_ONLY_BUILTINS, repeats_a_list
+from pinlint.analysis.builtins import READ_ONLY_BUILTINS, constant_truth, repeats_a_list
 from pinlint.analysis.cst_walk import EXPRESSION_TYPES, children
 from pinlint.analysis.device_tests import compared_to_another_device
 from pinlint.analysis.env import Env
@@ -286,6 +286,9 @@ class Evaluator:
             d2h.read(self, node.test, "a truth test")
             # `t if t.is_pinned() else t.pin_memory()`: as for an `if` statement.
             self.forget_tested(node.test)
+            truth = constant_truth(node.test)
+            if truth is not None:
+                return self.ev(node.body if truth else node.orelse)  # `x if 1 else y`: one side runs
             body, orelse = self.ev(node.body), self.ev(node.orelse)
             flag = self.flag_of(node.test) or self.device_type_of(node.test)
             if flag is not None:

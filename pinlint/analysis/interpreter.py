@@ -18,6 +18,7 @@ import libcst as cst
 from pinlint import torch_api
 from pinlint.analysis import d2h
 from pinlint.analysis.budget import BudgetExceeded
+from pinlint.analysis.builtins import constant_truth, iterates_at_least_once
 from pinlint.analysis.cst_walk import children, mentioned
 from pinlint.analysis.device_tests import on_host_when
 from pinlint.analysis.devices import DeviceClass, classify_device
@@ -59,7 +60,7 @@ class Interpreter(Evaluator):
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         #: id(loop) -> (the loop's inputs when last walked, what it changed then).
-        self._loop_memo: dict[int, tuple[LoopKey, Changes, list[Changes]]] = {}
+        self._loop_memo: dict[int, tuple[LoopKey, Changes, list[Changes], bool]] = {}
         #: id(loop) -> the names and attribute chains the loop mentions (its possible inputs).
         self._loop_names: dict[int, tuple[str, ...]] = {}
         #: No path reaches the statement being walked: the last one returned, raised, broke
@@ -165,17 +166,21 @@ class Interpreter(Evaluator):
             # x lives at run time, which we cannot decide.
             kept = self.forget_tested(current.test)
             tested = env.changes_since(mark)  # the tests (and what they forgot) hold on every later path
-            for key, value in kept.items():
-                env.set(key, value)  # the body only
-            self._flag_side(flag, body=True)
-            self._suite(current.body)
-            sides.append(self._flag_outcome(flag or device_guard, mark))
-            if not self.dead:  # a branch that returns or raises: nothing after the `if` sees it
-                outcomes.append(env.changes_since(mark))
-            body_leaves = self.dead and current is statement
-            self.dead = False
-            env.undo(mark)
-            env.apply(tested)
+            truth = constant_truth(current.test)
+            if truth is not False:  # `if False:` / `if 0:`: the body never runs
+                for key, value in kept.items():
+                    env.set(key, value)  # the body only
+                self._flag_side(flag, body=True)
+                self._suite(current.body)
+                sides.append(self._flag_outcome(flag or device_guard, mark))
+                if not self.dead:  # a branch that returns or raises: nothing after the `if` sees it
+                    outcomes.append(env.changes_since(mark))
+                body_leaves = self.dead and current is statement
+                self.dead = False
+                env.undo(mark)
+                env.apply(tested)
+            if truth is True:
+                break  # `if True:`: the rest of the chain never runs (no path skips the body)
             orelse = current.orelse
             if type(orelse) is cst.If:
                 current = orelse
@@ -230,41 +235,53 @@ class Interpreter(Evaluator):
                 # `for row in t:` yields views of its memory, which the body may write.
                 self.host_escape(iterated, statement.iter, "iterated (its rows are views of it)")
             self._bind(statement.target, UNKNOWN)  # loop items: unknown provenance
+            range_is_builtin = "range" not in self.env and "range" not in self.file_names.module_level_bindings
+            at_least_once = iterates_at_least_once(statement.iter, range_is_builtin)
         else:
             self.statement = statement.test
             self.ev(statement.test)
             d2h.read(self, statement.test, "a truth test")
             self.forget_tested(statement.test)  # `while not t.is_pinned():`, as for an `if` test
+            at_least_once = False  # `while True:` is `_endless`; other tests may be false at once
+        # Whether the loop may end by its test or items (not only by `break`): not when the body
+        # of a loop that surely runs can only leave (every path breaks, returns or raises).
+        ends_normally = not _endless(statement)
         # Only a loop inside another loop is walked again: only its inputs are worth a memo key.
         key = self._loop_inputs(statement) if self.loop_stack else None
         memo = self._loop_memo.get(id(statement)) if key is not None else None
         if memo is not None and memo[0] == key:
             env.apply(memo[1])  # same inputs as last time: same effect, same events
-            breaks = memo[2]
+            breaks, ends_normally = memo[2], memo[3]
         else:
             mark = env.mark()
             self.loop_stack.append(id(statement))
             breaks = []
+            first_breaks: list[Changes] = []
             try:
-                for _ in range(_MAX_LOOP_ITERATIONS):
+                # A first walk where no path completes the body: no later iteration happens.
+                again = self._first_iteration(statement.body, first_breaks) if at_least_once else True
+                ends_normally = ends_normally and again
+                for _ in range(_MAX_LOOP_ITERATIONS if again else 0):
                     grew, breaks = self._iterate(statement.body)
                     if not grew:
                         break
                 else:
-                    # Not settled (cannot happen in a finite lattice): forget what it touched.
-                    for name in env.changes_since(mark):
-                        env.set(name, UNKNOWN)
+                    if again:
+                        # Not settled (cannot happen in a finite lattice): forget what it touched.
+                        for name in env.changes_since(mark):
+                            env.set(name, UNKNOWN)
+                breaks = first_breaks + breaks
             finally:
                 self.loop_stack.pop()
             changes = env.changes_since(mark)
             env.close(mark)
             if key is not None:
-                self._loop_memo[id(statement)] = (key, changes, breaks)
+                self._loop_memo[id(statement)] = (key, changes, breaks, ends_normally)
         # After the loop: its normal end (the test false, the items exhausted; then the `else`
         # clause), or a `break` (the states of the last, settled iteration's breaks).
         mark = env.mark()
         outcomes: list[Changes] = []
-        if not _endless(statement):
+        if ends_normally:
             if statement.orelse is not None:
                 self._suite(statement.orelse.body)
             if not self.dead:
@@ -277,6 +294,29 @@ class Interpreter(Evaluator):
             env.merge(outcomes)
         else:
             self.dead = True  # `while True:` with no `break`: nothing after it runs
+
+    def _first_iteration(self, body: cst.BaseSuite, breaks: list[Changes]) -> bool:
+        """The first walk of a body that surely runs (``for _ in range(2):``): its end states
+        replace the state, where ``_iterate`` would join them with it (there is no path that skips
+        the body). Its ``break`` states go to ``breaks``. Whether any path completes the body."""
+        env = self.env
+        mark = env.mark()
+        self._exits.append(([], [], mark))
+        try:
+            self._suite(body)
+        finally:
+            first_breaks, continues, _ = self._exits.pop()
+        ends = [*continues, env.changes_since(mark)] if not self.dead else continues
+        self.dead = False
+        env.undo(mark)
+        env.close(mark)
+        # A `break` of this walk leaves with what it had then: what the merge below replaces
+        # is restated in it (later walks' breaks are seen against the state it leaves).
+        before = {key: env.get(key) for end in ends for key in end}
+        breaks.extend({**{k: v for k, v in before.items() if k not in fb}, **fb} for fb in first_breaks)
+        if ends:
+            env.merge(ends)
+        return bool(ends)
 
     def _iterate(self, body: cst.BaseSuite) -> tuple[bool, list[Changes]]:
         """Walk the body once more from the current state; join what it changed by the end of

@@ -90,6 +90,7 @@ def _tensor(ctx: Context, name: str, call: cst.Call, args: list[Value], first: V
         if ctx.default_device_unknown and device is DeviceClass.DEFAULT:
             return UNKNOWN  # a default device may be set: it may allocate there
         what = "torch.tensor(<numpy array>)" if only(first, Kind.NUMPY) else "torch.tensor(<tensor>)"
+        ctx.data_not_python.add(id(call))  # another walk (a loop's first) may have seen Python data
         # `pin_memory=True` raises for numpy or tensor data: this cannot be pinned at birth.
         return pageable(call, pinnable=False, what=what, factory=name)
     return allocated_value(ctx, call, "torch.tensor(...)", factory=name, data=first)

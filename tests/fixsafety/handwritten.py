@@ -1169,6 +1169,46 @@ DATA = [
             return make(device, [0, 2, 3])
         """,
     ),
+    P(
+        "d19_loop_that_runs_then_numpy",
+        "data",
+        NOT_SAFE,
+        """
+        import numpy as np
+        import torch
+
+        def make(device):
+            data = [1, 2]
+            outs = []
+            for _ in range(3):
+                outs.append(torch.tensor(data).to(device, non_blocking=True))
+                data = np.zeros(2)
+            return outs
+
+        def main(device):
+            return make(device)
+        """,
+        note="the loop surely runs: its first walk sees the list, the later ones the array",
+    ),
+    P(
+        "d20_loop_that_runs_python_data",
+        "data",
+        SAFE,
+        """
+        import torch
+
+        def make(device):
+            data = [1, 2]
+            outs = []
+            for _ in range(3):
+                outs.append(torch.tensor(data).to(device, non_blocking=True))
+                data = [len(outs), 0]
+            return outs
+
+        def main(device):
+            return make(device)
+        """,
+    ),
 ]
 
 HELPER_ARGS = [
