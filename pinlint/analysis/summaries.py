@@ -260,7 +260,9 @@ class FileSummaries:
         if self.project is None:
             return False
         here = {c.name for c in self.scan.classes()}
-        bases = {b for c in self.scan.family(class_name) or () for b in c.bases if b not in here}
+        # The text of a base is not always a name: `Base[T]` is `Base`; `metaclass=ABCMeta` is none.
+        named = {b.split("[", 1)[0].strip() for c in self.scan.family(class_name) or () for b in c.bases}
+        bases = {b for b in named if b.isidentifier() and b not in here}
         for base in sorted(bases):
             target = self.project.target(self.names, cst.Name(base))
             read = self.project.modules.read(target[0]) if target is not None else None
