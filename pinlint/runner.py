@@ -51,6 +51,13 @@ def analyze_bytes(path: str, data: bytes, settings: AnalysisSettings, need_diges
             result.analysis = lint.analyze_text(decoded.text, settings, newline=decoded.newline, path=path)
         except RecursionError:
             result.error = "too deeply nested to analyze (recursion limit)"
+        except Exception as exc:  # a bug on one file's code: that file is not checked, the run goes on
+            if os.environ.get("PINLINT_DEBUG"):
+                raise
+            result.error = (
+                f"not analyzed: a pinlint bug stopped its analysis ({type(exc).__name__}: {exc}); "
+                "please report it (PINLINT_DEBUG=1 shows the traceback)"
+            )
     elif wants_helper:
         # Not a candidate, but it may teach us the project's pin-memory helper.
         result.analysis = lint.file_facts(decoded.text, decoded.newline)

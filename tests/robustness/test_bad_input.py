@@ -530,6 +530,28 @@ def test_unreadable_file_clirunner(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     _assert_good_file_still_checked(result)
 
 
+def test_a_bug_on_one_file_costs_that_file_not_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An exception in the analysis of one file is that file's error (exit 1, the file named,
+    the others checked): it does not stop the run."""
+    import pinlint.lint
+
+    project = make_project(tmp_path, {"buggy.py": PIN_SNIPPET, "good.py": PIN_SNIPPET})
+    real = pinlint.lint.analyze_text
+
+    def failing(text, settings, **kwargs):
+        if str(kwargs.get("path", "")).endswith("buggy.py"):
+            raise ValueError("a bug")
+        return real(text, settings, **kwargs)
+
+    monkeypatch.setattr(pinlint.lint, "analyze_text", failing)
+    monkeypatch.delenv("PINLINT_DEBUG", raising=False)
+    result = run_clirunner(["check", ".", "--output-format", "json", "--no-cache", "--jobs", "1"], project)
+    result.assert_no_crash()
+    assert result.exit_code == 1, result
+    _assert_diagnostic(result, "buggy.py", "a pinlint bug", "ValueError: a bug")
+    _assert_good_file_still_checked(result)
+
+
 def test_unlistable_directory(shared_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     project = _world_readable_project(shared_tmp, {"good.py": PIN_SNIPPET, "locked/inner.py": PIN_SNIPPET})
     (project / "locked").chmod(0o000)
