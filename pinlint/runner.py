@@ -177,11 +177,12 @@ def _process_isolated(path: str, settings: AnalysisSettings, need_digest: bool) 
 
 
 def _process_guarded(path: str, settings: AnalysisSettings, need_digest: bool) -> FileResult:
-    """In-process ``_process``, moving the rare parser-crash suspects into a child."""
+    """In-process ``_process``, moving the rare parser-crash suspects into a child (only files
+    that libcst will parse: the others are read by text scans and CPython's own parser)."""
     got = _read(path)
     if isinstance(got, FileResult):
         return got
-    if _may_crash_parser(got[0]):
+    if lint.file_triggered(got[0], lint.rule_set(settings)) and _may_crash_parser(got[0]):
         return _process_isolated(path, settings, need_digest)
     return _process(path, settings, need_digest, got)
 

@@ -91,6 +91,8 @@ class Evaluator:
         self.statement: cst.CSTNode = scope
         #: The test of the conditional expression being evaluated (PIN004 reads it as a truth test).
         self.truth_test: cst.CSTNode | None = None
+        #: The call of an expression statement being evaluated (its result is thrown away).
+        self.discarded: cst.CSTNode | None = None
         #: Inside ``with torch.device(...)``, or a file that calls ``set_default_device``:
         #: factories without ``device=`` may allocate on an accelerator.
         self.default_device_unknown = names.sets_default_device
@@ -534,7 +536,9 @@ class Evaluator:
         the arguments it is given."""
         assert self.summaries is not None
         self.summaries.forward_arguments(self, call)
-        summary = self.summaries.call(self, call)
+        # What a call returns matters only where it is used (`self.refresh(x)` as a statement:
+        # not worth parsing the callee for).
+        summary = self.summaries.call(self, call) if call is not self.discarded else None
         for argument in self.summaries.checked_on_host(self, call):
             # `validate_cpu(lens)` raises unless `lens` is on the CPU: past the call, it is.
             key = dotted(argument)

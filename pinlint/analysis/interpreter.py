@@ -498,7 +498,10 @@ class Interpreter(Evaluator):
             self.dead = True
             self._raised = False
         else:
+            if type(small) is cst.Expr:
+                self.discarded = small.value
             self._visit_children(small)  # Expr, Return, Assert, Raise...: evaluate what they hold
+            self.discarded = None
             if type(small) is cst.Assert:
                 asserted = {key: self.env.get(key) for key in on_host_when(small.test, True)}
                 self.forget_tested(small.test)  # `assert t.is_pinned()`: it decides, not its origin

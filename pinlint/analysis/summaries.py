@@ -95,6 +95,8 @@ class FileSummaries:
         self._host_checked: dict[int, set[str]] = {}
         #: id of a parsed function -> whether calling it runs none of it (generator, coroutine).
         self._not_run_memo: dict[int, bool] = {}
+        #: def line -> the text of its segment (read to decide whether to parse it).
+        self._sources: dict[int, str | None] = {}
 
     def callers_of_copying_functions(self, limit: int = 64) -> list[int]:
         """0-based ``def`` lines of functions that call a function of this file which copies
@@ -293,8 +295,12 @@ class FileSummaries:
         finally:
             self.depth -= 1
 
-    def _function(self, evaluator: Evaluator, call: cst.Call) -> tuple[Parsed | None, cst.FunctionDef] | None:
-        found = self._find_function(evaluator, call)
+    def _function(
+        self, evaluator: Evaluator, call: cst.Call, wants: TextTest | None = None
+    ) -> tuple[Parsed | None, cst.FunctionDef] | None:
+        """The function ``call`` runs, parsed; ``wants``: a test of its text that must hold for
+        the answer to matter (else None, and it is not parsed)."""
+        found = self._find_function(evaluator, call, wants)
         if found is None:
             return None
         parsed, function = found
@@ -305,7 +311,9 @@ class FileSummaries:
             return None
         return found
 
-    def _find_function(self, evaluator: Evaluator, call: cst.Call) -> tuple[Parsed | None, cst.FunctionDef] | None:
+    def _find_function(
+        self, evaluator: Evaluator, call: cst.Call, wants: TextTest | None = None
+    ) -> tuple[Parsed | None, cst.FunctionDef] | None:
         """The function of this file that ``call`` calls: a nested def, ``self.m`` of the class,
         or a module-level ``f``; None when not exactly one is found."""
         func = call.func
@@ -315,6 +323,8 @@ class FileSummaries:
             if found is None:
                 return None
             owner, start = found
+            if not owner.worth_parsing(start, wants):
+                return None
             parsed = self.parsed_in(owner, start)
             if parsed is None:
                 return None
@@ -331,7 +341,7 @@ class FileSummaries:
                 return None  # a local or parameter named like a function
             starts = [line for line, indented in self.scan.defs(func.value) if not indented]
             if not starts and self.project is not None:
-                return self._foreign(func, _passes_host(evaluator, call))
+                return self._foreign(func, _passes_host(evaluator, call), wants)
             if starts and (
                 self.scan.rebinds(func.value)
                 or self.scan.reassigned(func.value)
@@ -344,7 +354,7 @@ class FileSummaries:
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value != "self":
             if self.project is None or func.value.value in evaluator.env:
                 return None  # a local object's method, not a module's function
-            return self._foreign(func, _passes_host(evaluator, call))
+            return self._foreign(func, _passes_host(evaluator, call), wants)
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
             class_name = getattr(evaluator, "class_name", None)
             family = self.scan.family(class_name) if class_name else None
@@ -356,6 +366,8 @@ class FileSummaries:
             return None
         if len(starts) != 1:
             return None  # not found, or overloaded / defined on several paths
+        if not self.worth_parsing(starts[0], wants):
+            return None
         parsed = self._deeper(starts[0])
         if parsed is None:
             return None
@@ -363,7 +375,7 @@ class FileSummaries:
         return (parsed, top) if top is not None else None
 
     def _foreign(
-        self, func: cst.BaseExpression, passes_host: bool = False
+        self, func: cst.BaseExpression, passes_host: bool = False, wants: TextTest | None = None
     ) -> tuple[Parsed | None, cst.FunctionDef] | None:
         """A function imported from another file of the project, parsed there. ``passes_host``:
         the call hands it a host tensor, so a function that only computes on its parameters
@@ -373,11 +385,23 @@ class FileSummaries:
         if found is None:
             return None
         foreign, start = found
+        if not foreign.summaries.worth_parsing(start, wants):
+            return None
         parsed = self.parsed_in(foreign.summaries, start)
         if parsed is None:
             return None
         top = next((s for s in parsed.module.body if isinstance(s, cst.FunctionDef)), None)
         return (parsed, top) if top is not None else None
+
+    def worth_parsing(self, start: int, wants: TextTest | None) -> bool:
+        """Whether the function at ``start`` passes ``wants`` (always, once it is parsed: then
+        the answer costs nothing, and ``wants`` only ever skips what would be no answer)."""
+        if wants is None or start in self._parsed:
+            return True
+        if start not in self._sources:
+            self._sources[start] = segment_text(self.lines, segment_for(self.lines, start))
+        source = self._sources[start]
+        return source is not None and wants(source)
 
     def parsed_in(self, owner: FileSummaries, start: int) -> Parsed | None:
         """The function at ``start`` of ``owner`` (this file's summaries or another file's),
@@ -403,7 +427,7 @@ class FileSummaries:
         (not past the depth bound; not a generator or a coroutine, whose call makes an object)."""
         if self.depth >= MAX_DEPTH:
             return None
-        found = self._function(evaluator, call)
+        found = self._function(evaluator, call, _may_return)
         if found is None or self._not_run(*found):
             return None
         interpreter = self._interpreter_of(*found, evaluator)
@@ -457,7 +481,7 @@ class FileSummaries:
         can return (``if t.device.type != "cpu": raise ...`` first thing): past the call, they are."""
         if self.depth >= MAX_DEPTH:
             return []
-        found = self._function(evaluator, call)
+        found = self._function(evaluator, call, _may_check_on_host)
         if found is None:
             return []
         function = found[1]
@@ -686,6 +710,19 @@ def _arguments(evaluator: Evaluator, function: cst.FunctionDef, call: cst.Call) 
         return None
 
     return passed
+
+
+#: A test of a function's text: whether parsing it may change an answer.
+TextTest = Callable[[str], bool]
+
+
+def _may_return(text: str) -> bool:
+    return "return" in text  # no `return`: the call gives nothing known (as when it returns nothing)
+
+
+def _may_check_on_host(text: str) -> bool:
+    # Every CPU check `host_checked_parameters` reads names "cpu" and raises or asserts.
+    return "cpu" in text and ("raise" in text or "assert" in text)
 
 
 def _not_run_by_the_call(function: cst.FunctionDef) -> bool:
