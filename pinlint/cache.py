@@ -27,6 +27,7 @@ import hmac
 import json
 import os
 import stat
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -175,6 +176,8 @@ class Cache:
         self.settings_key = settings.key()
         self.file = cache_file(directory, settings)
         self.key = _machine_key()
+        #: Analyses read but not decoded yet (by path): most runs look at few of them.
+        self._raw: dict[str, Any] = {}
         self.entries: dict[str, FileResult] = self._load()
         self.dirty = False
         #: Current digests of other files the cached analyses depend on, asked once per run.
@@ -195,11 +198,58 @@ class Cache:
         if not hmac.compare_digest(blob[len(_MAGIC) : header - 1], _mac(self.key, payload)):
             return {}  # not written by this user on this machine, or corrupt: ignore it
         try:
-            return _decode_entries(json.loads(payload), self.settings_key)
+            return _decode_entries(json.loads(payload), self.settings_key, self._raw)
         except (ValueError, TypeError, KeyError, RecursionError, datacodec.ShapeError):
             return {}  # any shape we did not write means "no cache"
 
     def lookup(self, path: Path) -> FileResult | None:
+        entry = self._current_entry(path)
+        if entry is None or not self._decode(entry):
+            return None
+        return entry if self._dependencies_hold(entry) else None
+
+    def reports_elsewhere(self, path: Path) -> bool | None:
+        """For a project file outside the run: None when its cached result does not hold (it
+        must be read), else whether that result has findings for other files. Its analysis is
+        not decoded to answer: a one-file run asks this of every file of the project."""
+        entry = self._current_entry(path)
+        if entry is None:
+            return None
+        raw = self._raw.get(entry.path)
+        if raw is None:
+            if entry.analysis is None or not self._dependencies_hold(entry):
+                return None
+            return bool(entry.analysis.foreign)
+        depends_on = raw.get("depends_on") if type(raw) is dict else None
+        if type(depends_on) is not list or not all(
+            type(d) is list and len(d) == 2 and all(type(part) is str for part in d) for d in depends_on
+        ):
+            return None  # not a shape this version writes: read the file
+        if not self._holds(depends_on):
+            return None
+        return bool(raw.get("foreign"))
+
+    def _decode(self, entry: FileResult) -> bool:
+        """Decode ``entry``'s analysis if still raw; False (and the entry dropped) if it has
+        a shape this version does not write."""
+        raw = self._raw.pop(entry.path, None)
+        if raw is None:
+            return entry.analysis is not None
+        try:
+            decoded = datacodec.decode(_ANALYSIS_TYPE, raw)
+        except (datacodec.ShapeError, RecursionError):
+            decoded = None
+        if decoded is None:
+            self.entries.pop(entry.path, None)
+            self._by_abs = None
+            self.dirty = True
+            return False
+        entry.analysis = decoded
+        return True
+
+    def _current_entry(self, path: Path) -> FileResult | None:
+        """The entry for ``path`` if the file is unchanged (same size and time, else same
+        digest); its analysis may still be undecoded."""
         entry = self.entries.get(str(path))
         if entry is None and os.path.isabs(path):
             # Another run named it relative to its directory (the project's other files are
@@ -214,7 +264,7 @@ class Cache:
         except OSError:
             return None
         if info.st_size == entry.size and info.st_mtime_ns == entry.mtime_ns:
-            return entry if self._dependencies_hold(entry) else None
+            return entry
         if info.st_size != entry.size:
             return None
         try:
@@ -224,13 +274,15 @@ class Cache:
         if digest(data) == entry.digest:
             entry.mtime_ns = info.st_mtime_ns
             self.dirty = True
-            return entry if self._dependencies_hold(entry) else None
+            return entry
         return None
 
     def _dependencies_hold(self, entry: FileResult) -> bool:
         """The other project files the analysis read are as they were (a helper imported from
         one of them may have changed what the file's copies receive)."""
-        depends_on = entry.analysis.depends_on if entry.analysis is not None else []
+        return self._holds(entry.analysis.depends_on if entry.analysis is not None else [])
+
+    def _holds(self, depends_on: Iterable[Sequence[str]]) -> bool:
         for path, expected in depends_on:
             if path not in self._current:
                 self._current[path] = self._digest_now(path)
@@ -261,6 +313,7 @@ class Cache:
 
     def store(self, result: FileResult) -> None:
         if result.error is None and result.analysis is not None:
+            self._raw.pop(result.path, None)
             self.entries[result.path] = result
             self.dirty = True
 
@@ -268,7 +321,9 @@ class Cache:
         if not self.dirty or self.key is None:
             return
         try:
-            payload = json.dumps(_encode_entries(self.entries, self.settings_key), separators=(",", ":")).encode()
+            payload = json.dumps(
+                _encode_entries(self.entries, self.settings_key, self._raw), separators=(",", ":")
+            ).encode()
         except (ValueError, TypeError, datacodec.ShapeError):
             return
         try:
@@ -282,11 +337,18 @@ class Cache:
         return _prepare(self.directory, self.file.parent)
 
 
-def _encode_entries(entries: dict[str, FileResult], settings_key: str) -> dict[str, Any]:
+def _encode_entries(
+    entries: dict[str, FileResult], settings_key: str, raw: dict[str, Any] | None = None
+) -> dict[str, Any]:
     out: dict[str, list[Any]] = {}
+    raw = raw or {}
     for path, r in entries.items():
-        # Most files hold nothing: `null` stands for the shared empty analysis.
-        analysis = None if r.analysis is EMPTY else datacodec.encode(r.analysis)
+        # Most files hold nothing: `null` stands for the shared empty analysis. An analysis
+        # never decoded is written back as it was read.
+        if path in raw:
+            analysis = raw[path]
+        else:
+            analysis = None if r.analysis is EMPTY else datacodec.encode(r.analysis)
         out[path] = [r.size, r.mtime_ns, r.digest, r.triaged_in, analysis]
     return {"format": _FORMAT, "pinlint": __version__, "settings": settings_key, "entries": out}
 
@@ -294,7 +356,9 @@ def _encode_entries(entries: dict[str, FileResult], settings_key: str) -> dict[s
 _ANALYSIS_TYPE = datacodec.typing.get_type_hints(FileResult)["analysis"]
 
 
-def _decode_entries(data: Any, settings_key: str) -> dict[str, FileResult]:
+def _decode_entries(data: Any, settings_key: str, raw: dict[str, Any]) -> dict[str, FileResult]:
+    """The entries; their analyses go to ``raw`` undecoded (``Cache._decode`` checks and
+    builds one when it is asked for)."""
     if type(data) is not dict or set(data) != {"format", "pinlint", "settings", "entries"}:
         raise datacodec.ShapeError("not a pinlint cache")
     if data["format"] != _FORMAT or data["pinlint"] != __version__ or data["settings"] != settings_key:
@@ -314,12 +378,11 @@ def _decode_entries(data: Any, settings_key: str) -> dict[str, FileResult]:
             or type(triaged_in) is not bool
         ):
             raise datacodec.ShapeError("entry")
-        decoded = EMPTY if analysis is None else datacodec.decode(_ANALYSIS_TYPE, analysis)
-        if decoded is None:
-            raise datacodec.ShapeError("entry")
+        if analysis is not None:
+            raw[path] = analysis
         out[path] = FileResult(
             path=path,
-            analysis=decoded,
+            analysis=EMPTY if analysis is None else None,
             size=size,
             mtime_ns=mtime_ns,
             digest=file_digest,

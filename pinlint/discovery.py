@@ -146,14 +146,16 @@ class Excluder:
         self.root_text = str(self.root) + os.sep
 
     def excluded(self, path: Path) -> bool:
-        name = path.name
+        return self.excluded_text(path.name, str(path if path.is_absolute() else path.absolute()))
+
+    def excluded_text(self, name: str, text: str) -> bool:
+        """``excluded`` for a path given as its name and its absolute text."""
         if name in self.literal_names:
             return True
         for pattern in self.glob_names:
             if fnmatch.fnmatchcase(name, pattern):
                 return True
         if self.path_patterns:
-            text = str(path if path.is_absolute() else path.absolute())
             relative = text[len(self.root_text) :] if text.startswith(self.root_text) else None
             if relative is not None:
                 for pattern in self.path_patterns:
@@ -176,7 +178,7 @@ def discover(
     result = Discovery()
     excluder = Excluder(exclude, root)
     project = project or project_root(root)
-    seen: set[Path] = set()
+    seen: set[str] = set()
     for raw in paths:
         path = Path(raw)
         if not path.exists() and not path.is_symlink():
@@ -196,8 +198,8 @@ def discover(
             _walk(path, excluder, respect_gitignore, result, seen, project)
         else:
             resolved = path.absolute()
-            if resolved not in seen:
-                seen.add(resolved)
+            if str(resolved) not in seen:
+                seen.add(str(resolved))
                 result.files.append(resolved)
     return result
 
@@ -213,8 +215,10 @@ def _excluded_by_parents(path: Path, excluder: Excluder) -> bool:
 
 
 def _walk(
-    top: Path, excluder: Excluder, respect_gitignore: bool, result: Discovery, seen: set[Path], project: Path
+    top: Path, excluder: Excluder, respect_gitignore: bool, result: Discovery, seen: set[str], project: Path
 ) -> None:
+    # Paths are strings while walking (a project has thousands of files: `Path` objects cost
+    # more than the walk); a file that is kept becomes a `Path`.
     ignores: list[GitIgnore] = []
     inside = lexically_within(top, project)
     if respect_gitignore:
@@ -226,18 +230,18 @@ def _walk(
             ignore = GitIgnore.load(parent)
             if ignore:
                 ignores.append(ignore)
-    stack: list[tuple[Path, list[GitIgnore]]] = [(top.absolute(), ignores)]
+    stack: list[tuple[str, list[GitIgnore]]] = [(str(top.absolute()), ignores)]
     while stack:
         directory, inherited = stack.pop()
         local = list(inherited)
         if respect_gitignore:
-            ignore = GitIgnore.load(directory)
+            ignore = GitIgnore.load(Path(directory))
             if ignore:
                 local.append(ignore)
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError as exc:
-            result.problems.append((str(directory), f"cannot list directory: {exc.strerror or exc}"))
+            result.problems.append((directory, f"cannot list directory: {exc.strerror or exc}"))
             continue
         subdirs = []
         for entry in entries:
@@ -250,14 +254,15 @@ def _walk(
                 continue
             if not is_dir and not entry.name.endswith(".py"):
                 continue  # neither walked nor checked: no need to ask whether it is excluded
-            path = Path(entry.path)
-            if excluder.excluded(path):
+            text = entry.path
+            if excluder.excluded_text(entry.name, text):
                 continue
-            if respect_gitignore and _ignored(path, is_dir, local):
+            if respect_gitignore and _ignored(text, is_dir, local):
                 continue
             if is_dir:
-                subdirs.append(path)
+                subdirs.append(text)
             else:
+                path = Path(text)
                 if is_symlink and not path.exists():
                     result.problems.append((entry.path, "broken symbolic link"))
                     continue
@@ -267,16 +272,16 @@ def _walk(
                     # Reading it would quote an outside file back (and --fix would copy it in).
                     result.problems.append((entry.path, "symbolic link to outside the project; skipped"))
                     continue
-                if path not in seen:
-                    seen.add(path)
+                if text not in seen:
+                    seen.add(text)
                     result.files.append(path)
         for sub in reversed(subdirs):
             stack.append((sub, local))
 
 
-def _ignored(path: Path, is_dir: bool, ignores: list[GitIgnore]) -> bool:
+def _ignored(path: str, is_dir: bool, ignores: list[GitIgnore]) -> bool:
     verdict = False
-    text = str(path)
+    text = path
     for ignore in ignores:
         # A string prefix, not `Path.relative_to` (the walk's paths extend the bases as given).
         base = ignore.base_text

@@ -124,11 +124,13 @@ def importers(
     found: list[FileResult] = []
     todo: list[Path] = []
     for path in others:
-        hit = cache.lookup(Path(path)) if cache is not None else None
-        if hit is not None:
-            if hit.analysis is not None and hit.analysis.foreign:
+        reports = cache.reports_elsewhere(Path(path)) if cache is not None else None
+        if reports is not None:
+            hit = cache.lookup(Path(path)) if reports and cache is not None else None
+            if hit is not None and hit.analysis is not None and hit.analysis.foreign:
                 found.append(hit)
-            continue
+            if not reports or hit is not None:
+                continue
         try:
             data = read_regular(path, MAX_SOURCE_BYTES)
         except OSError:
