@@ -486,6 +486,12 @@ class Evaluator:
                     return made  # `mod.Batch(...)`: an object of a class of an imported project module
                 if self.summaries.project.function(self.file_names, func) is not None:
                     return self._summarised(call)  # `helpers.f(...)`: a function of an imported project module
+            if (
+                type(func.value) is cst.Name
+                and func.value.value not in self.env
+                and f"{self.file_names.modules.get(func.value.value)}.{method}" in torch_api.PYTHON_BUFFERS
+            ):
+                return PYDATA  # `array.array("q")`: memory Python owns (what `torch.frombuffer` may wrap)
             result = torch_semantics.method_call(self, method, func.value, receiver, call)
             if method not in torch_semantics.TENSOR_METHODS and not method.endswith("_"):
                 self._receiver_called(func.value, method)

@@ -133,7 +133,23 @@ def _as_tensor(ctx: Context, name: str, call: cst.Call, args: list[Value], first
 def _memory_sharing(ctx: Context, name: str, call: cst.Call, args: list[Value], first: Value) -> Value:
     if PINNED_ARRAY_ORIGIN in first:
         return UNKNOWN  # `torch.from_numpy(pinned.numpy())`: maybe the pinned memory itself
+    if name == "frombuffer" and not (is_pydata(first) or only(first, Kind.NUMPY) or _python_buffer(call)):
+        # A buffer of unknown origin may wrap any memory (`(c_uint8 * n).from_address(ptr)` of a
+        # pinned host buffer): pageable only when Python (or numpy) allocated it.
+        return UNKNOWN
     return pageable(call, pinnable=False, what=f"torch.{name}(...)", factory=name)
+
+
+def _python_buffer(call: cst.Call) -> bool:
+    """``torch.frombuffer(bytearray(n))``, ``(b"...")``: the buffer is made by the call itself."""
+    first = next((a.value for a in call.args if a.keyword is None and not a.star), None)
+    if type(first) is cst.SimpleString:
+        return True
+    return (
+        type(first) is cst.Call
+        and type(first.func) is cst.Name
+        and first.func.value in torch_api.PYTHON_BUFFER_BUILTINS
+    )
 
 
 def _combining(ctx: Context, name: str, call: cst.Call, args: list[Value], first: Value) -> Value:

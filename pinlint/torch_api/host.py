@@ -293,6 +293,11 @@ DEVICE_TEST_ATTRIBUTES: frozenset[str] = frozenset({"is_cpu", "is_cuda", "device
 #: Builtins that return Python data.
 PYTHON_DATA_BUILTINS: frozenset[str] = frozenset({"len", "list", "tuple", "range", "int", "float", "bool", "sorted"})
 
+#: Buffers whose memory Python allocates (pageable): what ``torch.frombuffer`` of them shares.
+#: A buffer of unknown origin may be anything (``(c_uint8 * n).from_address(pinned_ptr)``).
+PYTHON_BUFFERS: frozenset[str] = frozenset({"array.array"})
+PYTHON_BUFFER_BUILTINS: frozenset[str] = frozenset({"bytes", "bytearray"})
+
 #: Methods that copy host data to a device: ``x.to(...)``, ``x.cuda(...)``; and ``dst.copy_(src)``.
 TO_METHOD = "to"
 CUDA_METHOD = "cuda"
