@@ -34,7 +34,7 @@ class FileText:
         #: names declared at class level (``x: int``).
         self._def_index: dict[str, list[tuple[int, bool]]] | None = None
         self._assign_index: dict[str, list[int]] | None = None
-        self._declared: set[str] | None = None
+        self._declared: dict[str, list[int]] | None = None
         self._indirect: tuple[set[str], list[int]] | None = None
         self._line_index: LineIndex | None = None
         self._top_assigned: set[str] | None = None
@@ -71,7 +71,7 @@ class FileText:
         family = self.family(class_name)
         if family is None or not attr.isidentifier() or self.writes_indirectly(attr, family):
             found = None  # set in ways the scan below does not see
-        elif attr in self._declared_names():
+        elif any(c.start < line < c.end for c in family for line in self._declared_names().get(attr, ())):
             found = None  # declared at class level (a dataclass field): filled by whoever calls
         elif self.assigned_elsewhere(attr):
             found = None  # `runner.buf = pinned` from outside the class may replace it
@@ -399,9 +399,13 @@ class FileText:
             self._enclosing = EnclosingDefs(self.lines)
         return self._enclosing.of(line)
 
-    def _declared_names(self) -> set[str]:
+    def _declared_names(self) -> dict[str, list[int]]:
+        """Annotated names without a value (``idx: torch.Tensor``), by the 0-based lines that
+        declare them (a class of the family declaring one is what counts)."""
         if self._declared is None:
-            self._declared = set(_CLASS_LEVEL_DECLARATION.findall(self.text))
+            self._declared = {}
+            for match in _CLASS_LEVEL_DECLARATION.finditer(self.text):
+                self._declared.setdefault(match.group(1), []).append(self.line_of(match.start()))
         return self._declared
 
     def _assignments(self) -> dict[str, list[int]]:

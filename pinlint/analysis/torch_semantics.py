@@ -369,6 +369,14 @@ def _view(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver
     return receiver  # a view shares the receiver's storage: same origin, same pinnedness
 
 
+def _transposed(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: Value, call: cst.Call) -> Value:
+    if any(o.kind in MAYBE_PINNED_KINDS for o in receiver):
+        return UNKNOWN  # a strided view of pinned memory: PIN005's (see `views`), not a new tensor
+    # Of pageable memory: what `.to()` copies (gathered first) is pageable, and pinning the
+    # construction would not make it asynchronous: a result of its own, as arithmetic's is.
+    return derived(receiver, call, f".{method}()")
+
+
 def _to_host(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: Value, call: cst.Call) -> Value:
     if receiver and kinds(receiver) <= MAYBE_PINNED_KINDS:
         return receiver  # .cpu() of a host tensor returns it unchanged
@@ -416,6 +424,7 @@ def _method_table() -> dict[str, MethodHandler]:
         (frozenset({torch_api.COPY_METHOD}), _copy),
         (frozenset({torch_api.PIN_METHOD}), _pin),
         (torch_api.VIEW_METHODS, _view),
+        (torch_api.TRANSPOSING_METHODS, _transposed),
         (torch_api.TO_HOST_METHODS, _to_host),
         (torch_api.NEW_TENSOR_METHODS, _new_tensor),
         (frozenset({"numpy"}), _numpy),

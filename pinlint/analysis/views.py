@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import libcst as cst
 
+from pinlint import torch_api
 from pinlint.analysis.callargs import keyword_args, positional
 from pinlint.analysis.cst_walk import children
 from pinlint.analysis.events import EventSink, StridedPinnedCopy
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
 #: Factories whose positional arguments (or first tuple argument) are the size.
 _SIZE_FACTORIES = frozenset({"empty", "zeros", "ones", "rand", "randn"})
-_TRANSPOSES = frozenset({"t", "transpose", "permute", "swapaxes", "swapdims", "movedim"})
+_TRANSPOSES = torch_api.TRANSPOSING_METHODS
 
 
 class ViewContext(Protocol):

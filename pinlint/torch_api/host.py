@@ -241,6 +241,10 @@ VIEW_METHODS: frozenset[str] = frozenset(
     }
 )
 
+#: Methods that return a view of the same memory with its dimensions reordered (not contiguous
+#: in general: ``.to()`` of it first gathers it into a new contiguous tensor).
+TRANSPOSING_METHODS: frozenset[str] = frozenset({"t", "transpose", "permute", "swapaxes", "swapdims", "movedim"})
+
 #: Attributes that are views of the tensor's own memory: a write through them writes the tensor.
 VIEW_ATTRIBUTES: frozenset[str] = frozenset({"T", "mT", "H", "mH", "real", "imag", "data"})
 
