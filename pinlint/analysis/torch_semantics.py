@@ -133,6 +133,13 @@ def _as_tensor(ctx: Context, name: str, call: cst.Call, args: list[Value], first
 def _memory_sharing(ctx: Context, name: str, call: cst.Call, args: list[Value], first: Value) -> Value:
     if PINNED_ARRAY_ORIGIN in first:
         return UNKNOWN  # `torch.from_numpy(pinned.numpy())`: maybe the pinned memory itself
+    if name == "from_file":
+        device, _ = device_kw(ctx, call)
+        if "pin_memory" in keyword_args(call) or device not in (DeviceClass.DEFAULT, DeviceClass.HOST):
+            return UNKNOWN  # pinned as asked, or on a device
+        if device is DeviceClass.DEFAULT and ctx.default_device_unknown:
+            return UNKNOWN  # a default device may be set
+        return pageable(call, pinnable=False, what="torch.from_file(...)", factory=name)
     if name == "frombuffer" and not (is_pydata(first) or only(first, Kind.NUMPY) or _python_buffer(call)):
         # A buffer of unknown origin may wrap any memory (`(c_uint8 * n).from_address(ptr)` of a
         # pinned host buffer): pageable only when Python (or numpy) allocated it.

@@ -41,8 +41,9 @@ PINNABLE_NEW_METHODS: frozenset[str] = frozenset({"new_zeros", "new_ones", "new_
 #: and that have no ``pin_memory=``.
 UNPINNABLE_DATA_FACTORIES: frozenset[str] = frozenset({"as_tensor", "asarray"})
 
-#: ``torch.from_numpy`` / ``torch.frombuffer``: share the numpy/buffer memory, which is pageable.
-MEMORY_SHARING_FACTORIES: frozenset[str] = frozenset({"from_numpy", "frombuffer"})
+#: ``torch.from_numpy`` / ``torch.frombuffer``: share the numpy/buffer memory, which is pageable;
+#: ``torch.from_file``: maps (``shared=True``) or reads a file into pageable host memory.
+MEMORY_SHARING_FACTORIES: frozenset[str] = frozenset({"from_numpy", "frombuffer", "from_file"})
 
 #: Elementwise tensor methods (and torch functions) of one tensor: the result follows it and has
 #: its shape.
