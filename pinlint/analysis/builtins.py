@@ -100,3 +100,31 @@ def _int_literal(node: cst.BaseExpression) -> int | None:
     except ValueError:
         return None
     return -value if negative else value
+
+
+def none_facts(test: cst.BaseExpression, holds: bool) -> set[tuple[str, bool]]:
+    """What ``test`` being ``holds`` proves of names being None: ``{(name, is_none)}``
+    (``x is None``, ``x is not None``, a bare ``x`` that is true, through ``not``, ``and``, ``or``)."""
+    from pinlint.analysis.scopes import dotted
+
+    kind = type(test)
+    if kind is cst.UnaryOperation and type(test.operator) is cst.Not:  # type: ignore[attr-defined]
+        return none_facts(test.expression, not holds)  # type: ignore[attr-defined]
+    if kind is cst.BooleanOperation:
+        operator = type(test.operator)  # type: ignore[attr-defined]
+        if (operator is cst.And and holds) or (operator is cst.Or and not holds):
+            return none_facts(test.left, holds) | none_facts(test.right, holds)  # type: ignore[attr-defined]
+        return set()  # one side or the other: nothing certain
+    if kind is cst.Name:
+        return {(test.value, False)} if holds else set()  # type: ignore[attr-defined]  # true: not None
+    if kind is cst.Comparison and len(test.comparisons) == 1:  # type: ignore[attr-defined]
+        comparison = test.comparisons[0]  # type: ignore[attr-defined]
+        name = dotted(test.left)  # type: ignore[attr-defined]
+        other = comparison.comparator
+        if name is None or type(other) is not cst.Name or other.value != "None":
+            return set()
+        if type(comparison.operator) is cst.Is:
+            return {(name, holds)}
+        if type(comparison.operator) is cst.IsNot:
+            return {(name, not holds)}
+    return set()

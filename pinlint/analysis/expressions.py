@@ -126,6 +126,9 @@ class Evaluator:
         #: Pageable origins that reach only where a default-True flag is false (``if pin: t =
         #: t.pin_memory()``): a copy ``non_blocking=pin`` of them blocks (see ``guard_by_flag``).
         self.flag_guarded: dict[Origin, set[str]] = {}
+        #: Origins made only on paths where a name was (not) None, with that name's value then:
+        #: ``if x is None: t = pageable`` then ``if x is not None: copy(t)`` never copies it.
+        self.none_guarded: dict[Origin, list[tuple[str, bool, Value | None]]] = {}
         #: The values of this function's ``return`` statements.
         self.returns: list[Value] = []
         #: The same returns element by element where each returns a tuple display (``return a,
@@ -616,6 +619,40 @@ class Evaluator:
                     kept[key] = before
                 self.env.set(key, UNKNOWN)
         return kept
+
+    def guard_by_none_facts(self, facts: set[tuple[str, bool]], before: dict[str, Value | None], mark: int) -> None:
+        """The origins a side of an ``if`` made (present now, not in ``before``) exist only where
+        its test's facts held (``x is None``): remembered for a later test of the same ``x``.
+        Not inside a loop (another iteration may see another ``x``), and not when the side
+        rebinds ``x``."""
+        if not facts or self.loop_stack:
+            return
+        changed = self.env.changes_since(mark)
+        facts = {(key, is_none) for key, is_none in facts if key not in changed and key in self.env}
+        if not facts:
+            return
+        for key, value in changed.items():
+            for origin in (value or frozenset()) - (before.get(key) or frozenset()):
+                if origin.kind in (Kind.PAGEABLE, Kind.PINNED):
+                    guards = self.none_guarded.setdefault(origin, [])
+                    guards.extend((name, is_none, self.env.get(name)) for name, is_none in facts)
+
+    def prune_by_none_facts(self, facts: set[tuple[str, bool]]) -> None:
+        """Entering a side of an ``if`` where ``facts`` hold: drop the origins made only where
+        one of them was the other way (the same ``x``, still bound to the same value)."""
+        if not facts or not self.none_guarded:
+            return
+        for key, value in self.env.items():
+            kept = frozenset(
+                o
+                for o in value
+                if not any(
+                    (name, not is_none) in facts and self.env.get(name) == then
+                    for name, is_none, then in self.none_guarded.get(o, ())
+                )
+            )
+            if kept != value:
+                self.env.set(key, kept or UNKNOWN)
 
     def flag_of(self, test: cst.BaseExpression) -> tuple[str, bool] | None:
         """``(flag, whether the test holds when the flag is true)`` for a test of a parameter

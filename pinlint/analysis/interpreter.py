@@ -18,7 +18,7 @@ import libcst as cst
 from pinlint import torch_api
 from pinlint.analysis import d2h
 from pinlint.analysis.budget import BudgetExceeded
-from pinlint.analysis.builtins import constant_truth, iterates_at_least_once
+from pinlint.analysis.builtins import constant_truth, iterates_at_least_once, none_facts
 from pinlint.analysis.cst_walk import children, mentioned
 from pinlint.analysis.device_tests import on_host_when
 from pinlint.analysis.devices import DeviceClass, classify_device
@@ -150,7 +150,10 @@ class Interpreter(Evaluator):
         # device.type == "cuda":` (one if/else): what only its false side leaves pageable.
         flag = None
         device_guard = None
-        if type(statement.orelse) is not cst.If:
+        # One `if` (perhaps with an `else`), not an `elif` chain: what its test proves of names
+        # being None holds on each side (see `prune_by_none_facts`).
+        simple = type(statement.orelse) is not cst.If
+        if simple:
             flag = self.flag_of(statement.test)
             device_guard = self.device_type_of(statement.test) if flag is None else None
         sides: list[Changes | None] = []  # the body's and the other side's outcome, for `flag`
@@ -170,8 +173,13 @@ class Interpreter(Evaluator):
             if truth is not False:  # `if False:` / `if 0:`: the body never runs
                 for key, value in kept.items():
                     env.set(key, value)  # the body only
+                facts = none_facts(current.test, True) if simple else set()
+                snapshot = dict(env.items()) if facts and not self.loop_stack else {}
+                self.prune_by_none_facts(facts)
                 self._flag_side(flag, body=True)
                 self._suite(current.body)
+                if not self.dead:
+                    self.guard_by_none_facts(facts, snapshot, mark)
                 sides.append(self._flag_outcome(flag or device_guard, mark))
                 if not self.dead:  # a branch that returns or raises: nothing after the `if` sees it
                     outcomes.append(env.changes_since(mark))
@@ -187,7 +195,12 @@ class Interpreter(Evaluator):
                 continue
             self._flag_side(flag, body=False)
             if orelse is not None:
+                facts = none_facts(current.test, False) if simple else set()
+                snapshot = dict(env.items()) if facts and not self.loop_stack else {}
+                self.prune_by_none_facts(facts)
                 self._suite(orelse.body)
+                if not self.dead:
+                    self.guard_by_none_facts(facts, snapshot, mark)
             sides.append(self._flag_outcome(flag or device_guard, mark))
             if not self.dead:
                 outcomes.append(env.changes_since(mark))
