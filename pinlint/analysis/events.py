@@ -50,6 +50,20 @@ class ParameterCopy:
 
 
 @dataclass(frozen=True)
+class AttributeCopy:
+    """A non_blocking host-to-device copy, in a method, of ``self.<attribute>`` that the class
+    does not set (a dataclass field): a caller whose object holds a pageable tensor there makes
+    a pageable copy (read by ``FileSummaries.forward_fields``)."""
+
+    attribute: str
+    sink: cst.Call
+    api: str
+    device: cst.BaseExpression | None
+    copy_dst: cst.BaseExpression | None
+    sink_statement: cst.CSTNode
+
+
+@dataclass(frozen=True)
 class ConditionalCopy:
     """A host-to-device copy with ``non_blocking=<flag>``, ``flag`` a parameter without a
     default: non_blocking where a caller passes ``True`` for it."""
@@ -144,6 +158,7 @@ class EventSink:
         self._seen: set[tuple[object, ...]] = set()
         #: Copies whose source is a parameter (on some path).
         self.parameter_copies: list[ParameterCopy] = []
+        self.attribute_copies: list[AttributeCopy] = []
         #: Copies whose ``non_blocking=`` is a parameter without a default (``nb``): non_blocking
         #: where a caller passes ``True`` for it. (parameter, the copy's arguments for ``copy``.)
         self.conditional_copies: list[ConditionalCopy] = []
@@ -192,6 +207,8 @@ class EventSink:
         for origin in source:
             if origin.parameter and via is None:
                 self.parameter_copies.append(ParameterCopy(origin.parameter, call, api, device, copy_dst, statement))
+            if origin.attribute and via is None:
+                self.attribute_copies.append(AttributeCopy(origin.attribute, call, api, device, copy_dst, statement))
             if origin.kind is not Kind.PAGEABLE or origin.node is None:
                 continue
             key = (id(origin.node), id(call))
@@ -224,6 +241,8 @@ class EventSink:
         for origin in source:
             if origin.parameter:
                 self.parameter_copies.append(ParameterCopy(origin.parameter, call, api, device, copy_dst, statement))
+            if origin.attribute:
+                self.attribute_copies.append(AttributeCopy(origin.attribute, call, api, device, copy_dst, statement))
 
     def construction(
         self,

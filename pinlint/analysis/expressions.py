@@ -42,6 +42,7 @@ from pinlint.analysis.values import (
     is_pydata,
     is_tensor,
     pageable,
+    self_attribute,
 )
 
 
@@ -242,6 +243,9 @@ class Evaluator:
                 field = objects.attribute(self.summaries, base, node.attr.value)
                 if field is not None:
                     return field  # an attribute of an object of a project class
+                if key is not None and key.startswith("self.") and key.count(".") == 1:
+                    # Unknown here, but a caller's object may know it (a dataclass field).
+                    return self_attribute(node.attr.value)
             return UNKNOWN  # an attribute set outside this function: unknown provenance
         if type(node) is cst.Call:
             value = self._call(node)
@@ -545,6 +549,7 @@ class Evaluator:
         the arguments it is given."""
         assert self.summaries is not None
         self.summaries.forward_arguments(self, call)
+        self.summaries.forward_fields(self, call)
         # What a call returns matters only where it is used (`self.refresh(x)` as a statement:
         # not worth parsing the callee for).
         summary = self.summaries.call(self, call) if call is not self.discarded else None

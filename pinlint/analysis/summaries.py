@@ -35,7 +35,7 @@ from pinlint.analysis.triage import Segment, segment_for, segment_text
 from pinlint.analysis.values import HOST_DEVICE, HOST_KINDS, PYDATA, UNKNOWN, Kind, Value, is_true, only, replayed
 
 if TYPE_CHECKING:
-    from pinlint.analysis.events import ParameterCopy
+    from pinlint.analysis.events import AttributeCopy, ParameterCopy
     from pinlint.analysis.expressions import Evaluator
     from pinlint.analysis.interpreter import Interpreter
     from pinlint.analysis.project_summaries import ProjectSummaries
@@ -95,6 +95,8 @@ class FileSummaries:
         self._host_checked: dict[int, set[str]] = {}
         #: id of a parsed function -> whether calling it runs none of it (generator, coroutine).
         self._not_run_memo: dict[int, bool] = {}
+        #: def line -> the depth its interpretation in ``_parsed`` was made at.
+        self._parsed_depth: dict[int, int] = {}
         #: def line -> the text of its segment (read to decide whether to parse it).
         self._sources: dict[int, str | None] = {}
 
@@ -102,13 +104,16 @@ class FileSummaries:
         """0-based ``def`` lines of functions that call a function of this file which copies
         one of its parameters non_blocking (the callers' arguments are then copied)."""
         names: set[str] = set()
+        methods: set[str] = set()  # methods that copy a field of `self` (`obj.to_device(dev)`)
         for parsed in self.all_parsed():
             for interpreter in parsed.interpreters:
                 events = interpreter.events
-                if (events.parameter_copies or events.conditional_copies) and isinstance(
-                    interpreter.scope, cst.FunctionDef
-                ):
+                if not isinstance(interpreter.scope, cst.FunctionDef):
+                    continue
+                if events.parameter_copies or events.conditional_copies:
                     names.add(interpreter.scope.name.value)
+                if events.attribute_copies:
+                    methods.add(interpreter.scope.name.value)
         if any(p.segment.whole_file for p in self.all_parsed()):
             return []  # the whole file was analysed: every caller already was
         if self.project is not None:
@@ -117,9 +122,10 @@ class FileSummaries:
         found: list[int] = []
         past: list[tuple[int, str]] = []  # (start, callee) of the callers past the bound
         seen: set[int] = set()
-        for name in sorted(names):
-            spelled = re.escape(name) if "." in name else rf"(?:self\.)?{re.escape(name)}"
-            for match in re.finditer(rf"(?<![\w.]){spelled}[ \t]*\(", self.text):
+        patterns = [(name, rf"(?<![\w.]){_spelled(name)}[ \t]*\(") for name in sorted(names)]
+        patterns += [(name, rf"\.{re.escape(name)}[ \t]*\(") for name in sorted(methods - names)]
+        for name, pattern in patterns:
+            for match in re.finditer(pattern, self.text):
                 line = self.scan.line_of(match.start())
                 if re.match(r"[ \t]*(?:async[ \t]+)?def[ \t]", self.lines[line]):
                     continue  # the definition itself
@@ -150,7 +156,7 @@ class FileSummaries:
     # ------------------------------------------------------------------ segments
     def parsed(self, start: int) -> Parsed | None:
         """The function whose ``def`` is on 0-based line ``start`` (outermost), interpreted."""
-        if start in self._parsed:
+        if start in self._parsed and self._parsed_depth.get(start, 0) <= self.depth:
             return self._parsed[start]
         if start in self._running:
             return None  # a cycle: the function is being summarised right now
@@ -169,7 +175,13 @@ class FileSummaries:
 
     def interpret(self, start: int, module: cst.Module, segment: Segment, source: str) -> Parsed | None:
         if start in self._parsed:
-            return self._parsed[start]
+            if self._parsed_depth.get(start, 0) <= self.depth:
+                return self._parsed[start]
+            # Interpreted before as a callee, deeper, where summaries stop sooner: what it
+            # finds itself (and what shallower callers ask of it) is worked out again here.
+            old = self._parsed.pop(start)
+            for interpreter in old.interpreters if old is not None else ():
+                self._scopes.pop(id(interpreter.scope), None)
 
         self._running.add(start)
         try:
@@ -187,6 +199,7 @@ class FileSummaries:
             self._running.discard(start)
         parsed = Parsed(module, segment, source, interpreters, file_lines=self.lines)
         self._parsed[start] = parsed
+        self._parsed_depth[start] = self.depth
         return parsed
 
     def scope_interpreter(
@@ -536,6 +549,38 @@ class FileSummaries:
             return True
         return any(not caller.start <= line < caller.end for line in lines)
 
+    def forward_fields(self, evaluator: Evaluator, call: cst.Call) -> None:
+        """``obj.to_device(dev)`` where the method copies ``self.<field>`` non_blocking and
+        ``obj``'s construction put a pageable tensor in that field: that tensor is copied."""
+        if self.depth >= MAX_DEPTH or type(call.func) is not cst.Attribute:
+            return
+        receiver = evaluator.value_of(call.func.value)
+        if not objects.is_object(receiver) or not any(
+            o.kind is Kind.PAGEABLE for origin in receiver for _, value in origin.fields for o in value
+        ):
+            return  # no field is known to hold a pageable tensor: nothing to report
+        found = self._function(evaluator, call)
+        if found is None:
+            return
+        interpreter = self._interpreter_of(*found, evaluator)
+        if interpreter is None:
+            return
+        for copy in interpreter.events.attribute_copies:
+            held = [dict(origin.fields).get(copy.attribute) for origin in receiver]
+            if any(value is None for value in held) or not _copies_here(evaluator, found[1], call, copy):
+                continue  # a path's object does not say what it holds there; or no copy here
+            evaluator.events.copy(
+                call.func.value,
+                frozenset().union(*held),  # type: ignore[arg-type]
+                copy.sink,
+                copy.api,
+                copy.device,
+                copy.copy_dst,
+                copy.sink_statement,
+                (),
+                via=call,
+            )
+
     def forward_arguments(self, evaluator: Evaluator, call: cst.Call) -> None:
         """The callee copies a parameter non_blocking: the caller's argument for it is copied."""
         if self.depth >= MAX_DEPTH:
@@ -642,7 +687,9 @@ def transparent_text(lines: list[str] | None, start: int) -> bool:
     return True
 
 
-def _copies_here(evaluator: Evaluator, function: cst.FunctionDef, call: cst.Call, copy: ParameterCopy) -> bool:
+def _copies_here(
+    evaluator: Evaluator, function: cst.FunctionDef, call: cst.Call, copy: ParameterCopy | AttributeCopy
+) -> bool:
     """Whether the callee's copy is still a non_blocking copy to a device with this call's
     arguments: ``non_blocking=nb`` or a target that is a parameter takes what the caller passes
     (``g(t, dev, nb=False)``, ``conv(t, torch.float16)``, ``mv(t, "cpu")``)."""
@@ -710,6 +757,11 @@ def _arguments(evaluator: Evaluator, function: cst.FunctionDef, call: cst.Call) 
         return None
 
     return passed
+
+
+def _spelled(name: str) -> str:
+    """A pattern for a call of ``name`` (``helpers.f``, or ``f`` perhaps as ``self.f``)."""
+    return re.escape(name) if "." in name else r"(?:self\.)?" + re.escape(name)
 
 
 #: A test of a function's text: whether parsing it may change an answer.

@@ -73,6 +73,10 @@ class Origin:
     #: For an unknown value that is a parameter of the function analysed: its name (summaries
     #: of which parameters reach a copy read it).
     parameter: str = ""
+    #: For an unknown value read from ``self.<attr>`` that nothing in this function or its class
+    #: sets (a dataclass field, filled by whoever constructs the object): the attribute's name.
+    #: A method that copies it copies what a caller's object holds there (``forward_fields``).
+    attribute: str = ""
     #: For an object of a class the project defines (still of unknown kind: no tensor we know):
     #: the class, the file defining it ("" this one), and the fields its construction filled
     #: (a dataclass's or NamedTuple's arguments). Its other attributes are what the class's
@@ -98,6 +102,13 @@ class Origin:
 Value = frozenset[Origin]
 
 UNKNOWN_ORIGIN = Origin(Kind.UNKNOWN)
+
+
+def self_attribute(attr: str) -> Value:
+    """The unknown value of ``self.<attr>`` in a method, marked with the attribute's name."""
+    return frozenset({Origin(Kind.UNKNOWN, attribute=attr)})
+
+
 PINNED_ORIGIN = Origin(Kind.PINNED)
 DEVICE_ORIGIN = Origin(Kind.DEVICE)
 PYDATA_ORIGIN = Origin(Kind.PYDATA)

@@ -77,7 +77,8 @@ class RuleContext:
         for summaries in self._all_summaries():
             for parsed in summaries.all_parsed():
                 for interpreter in parsed.interpreters:
-                    if any(copy.sink is sink for copy in interpreter.events.parameter_copies):
+                    events = interpreter.events
+                    if any(copy.sink is sink for copy in [*events.parameter_copies, *events.attribute_copies]):
                         return interpreter
         return None
 
