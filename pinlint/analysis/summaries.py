@@ -180,8 +180,11 @@ class FileSummaries:
             # Interpreted before as a callee, deeper, where summaries stop sooner: what it
             # finds itself (and what shallower callers ask of it) is worked out again here.
             old = self._parsed.pop(start)
-            for interpreter in old.interpreters if old is not None else ():
-                self._scopes.pop(id(interpreter.scope), None)
+            if old is not None:
+                # The same tree again: copies already reported through it keep their positions.
+                module, segment, source = old.module, old.segment, old.source
+                for interpreter in old.interpreters:
+                    self._scopes.pop(id(interpreter.scope), None)
 
         self._running.add(start)
         try:
