@@ -237,6 +237,9 @@ class Evaluator:
                 self.host_escape(base, node, f"a view of it (`.{node.attr.value}`), which may be written")
             if self.summaries is not None and key is not None and key.startswith("self.") and key.count(".") == 1:
                 summary = self.summaries.attribute(self, key)
+                if summary is not None and all(o.kind is Kind.UNKNOWN and not o.class_name for o in summary):
+                    # Nothing known (`self.ids = ids` in `__init__`): a caller's object may know.
+                    return summary | self_attribute(node.attr.value)
                 if summary is not None:
                     return summary  # what the class's methods assign to it
             if self.summaries is not None:

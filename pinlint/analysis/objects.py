@@ -52,6 +52,15 @@ def construct(summaries: FileSummaries, evaluator: Evaluator, call: cst.Call) ->
         # `__setattr__`), writes by computed name, or a base from elsewhere whose
         # `__post_init__` is not visible: what the fields end up holding is unknown.
         declared = None
+    if declared is None and not any(arg.star for arg in call.args) and not owner.scan.opaque_family(cls.name):
+        stored = _stored_by_init(owner, cls)
+        for name, (position, attr) in stored.items():
+            arg = next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+            if arg is None and position is not None:
+                positional_args = [a for a in call.args if a.keyword is None]
+                arg = positional_args[position] if position < len(positional_args) else None
+            if arg is not None:
+                fields[attr] = evaluator.value_of(arg.value)
     if declared is not None and not any(arg.star for arg in call.args):
         positional = [a for a in call.args if a.keyword is None]
         inherits = any(b not in ("NamedTuple", "object") for b in cls.bases)
@@ -94,6 +103,12 @@ def attribute(summaries: FileSummaries, base: Value, attr: str) -> Value | None:
             return None
         values.append(value)
     return frozenset().union(*values)
+
+
+def field_replaced(summaries: FileSummaries, origin_file: str, attr: str) -> bool:
+    """The field ``attr`` of an object of a class of ``origin_file`` may no longer hold what
+    its construction put there (see ``_written_elsewhere``)."""
+    return _written_elsewhere(summaries, _summaries_of(summaries, origin_file), attr)
 
 
 def _written_elsewhere(summaries: FileSummaries, owner: FileSummaries | None, attr: str) -> bool:
@@ -196,3 +211,51 @@ def _declared_fields(summaries: FileSummaries, cls: ClassRange) -> list[str] | N
         if match is not None and "ClassVar" not in match.group(3):
             fields.append(match.group(2))
     return fields
+
+
+def _stored_by_init(summaries: FileSummaries, cls: ClassRange) -> dict[str, tuple[int | None, str]]:
+    """``self.x = x`` statements of the class's own ``__init__`` that always run and store a
+    parameter as it was passed: parameter -> (its position after ``self``, or None when
+    keyword-only; the attribute). Only attributes the class family assigns nowhere else."""
+    import ast
+    import textwrap
+
+    from pinlint.analysis.triage import segment_for, segment_text
+
+    memo = summaries.init_stores
+    if cls.name in memo:
+        return memo[cls.name]
+    found: dict[str, tuple[int | None, str]] = {}
+    memo[cls.name] = found
+    start = summaries.scan.method_start(cls.name, "__init__")
+    if start is None or not cls.start < start < cls.end or summaries.lines[start - 1].lstrip().startswith("@"):
+        return found  # no `__init__` of its own (a base's runs), or a decorated one
+    text = segment_text(summaries.lines, segment_for(summaries.lines, start))
+    try:
+        tree = ast.parse(textwrap.dedent(text or ""))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return found
+    init = tree.body[0] if tree.body else None
+    if not isinstance(init, ast.FunctionDef) or init.args.vararg or init.args.kwarg:
+        return found  # `*args`/`**kwargs`: which argument is which is not visible
+    params = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
+    keyword_only = [a.arg for a in init.args.kwonlyargs]
+    rebound: set[str] = set()
+    for statement in init.body:
+        if isinstance(statement, (ast.Return, ast.Raise)):
+            break  # what follows may not run
+        target = statement.targets[0] if isinstance(statement, ast.Assign) and len(statement.targets) == 1 else None
+        if (
+            isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id == "self"
+            and isinstance(statement.value, ast.Name)  # type: ignore[union-attr]
+            and statement.value.id not in rebound  # type: ignore[union-attr]
+        ):
+            name = statement.value.id  # type: ignore[union-attr]
+            lines = summaries.scan.attribute_lines(cls.name, target.attr)
+            if (name in params or name in keyword_only) and lines is not None and len(lines) == 1:
+                position = params.index(name) if name in params else None
+                found.setdefault(name, (position, target.attr))
+        rebound.update(n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+    return found

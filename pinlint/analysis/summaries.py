@@ -95,6 +95,8 @@ class FileSummaries:
         self._host_checked: dict[int, set[str]] = {}
         #: id of a parsed function -> whether calling it runs none of it (generator, coroutine).
         self._not_run_memo: dict[int, bool] = {}
+        #: class -> the parameters its ``__init__`` stores as attributes (see ``objects``).
+        self.init_stores: dict[str, dict[str, tuple[int | None, str]]] = {}
         #: def line -> the depth its interpretation in ``_parsed`` was made at.
         self._parsed_depth: dict[int, int] = {}
         #: def line -> the text of its segment (read to decide whether to parse it).
@@ -123,7 +125,7 @@ class FileSummaries:
         past: list[tuple[int, str]] = []  # (start, callee) of the callers past the bound
         seen: set[int] = set()
         patterns = [(name, rf"(?<![\w.]){_spelled(name)}[ \t]*\(") for name in sorted(names)]
-        patterns += [(name, rf"\.{re.escape(name)}[ \t]*\(") for name in sorted(methods - names)]
+        patterns += [(name, rf"\.{re.escape(name)}[ \t]*\(") for name in sorted(methods)]
         for name, pattern in patterns:
             for match in re.finditer(pattern, self.text):
                 line = self.scan.line_of(match.start())
@@ -569,6 +571,8 @@ class FileSummaries:
         if interpreter is None:
             return
         for copy in interpreter.events.attribute_copies:
+            if any(objects.field_replaced(self, origin.class_file, copy.attribute) for origin in receiver):
+                continue  # `obj.plan = pinned` (or a setattr) somewhere: not what was constructed
             held = [dict(origin.fields).get(copy.attribute) for origin in receiver]
             if any(value is None for value in held) or not _copies_here(evaluator, found[1], call, copy):
                 continue  # a path's object does not say what it holds there; or no copy here
