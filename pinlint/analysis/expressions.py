@@ -639,8 +639,10 @@ class Evaluator:
         facts = {(key, is_none) for key, is_none in facts if key not in changed and key in self.env}
         if not facts:
             return
-        for key, value in changed.items():
-            for origin in (value or frozenset()) - (before.get(key) or frozenset()):
+        # Made on this side: in no value before it (one that existed, `t = t0`, is no new origin).
+        known: frozenset[Origin] = frozenset().union(*before.values()) if before else frozenset()
+        for value in changed.values():
+            for origin in (value or frozenset()) - known:
                 if origin.kind in (Kind.PAGEABLE, Kind.PINNED):
                     guards = self.none_guarded.setdefault(origin, [])
                     guards.extend((name, is_none, self.env.get(name)) for name, is_none in facts)
