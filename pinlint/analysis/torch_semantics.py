@@ -27,7 +27,9 @@ from pinlint.analysis.scopes import dotted
 from pinlint.analysis.torch_context import Context, allocated_value, device_kw
 from pinlint.analysis.values import (
     DEVICE,
+    HOST,
     HOST_DEVICE,
+    HOST_KINDS,
     MAYBE_PINNED_KINDS,
     NUMPY,
     PINNED,
@@ -142,8 +144,9 @@ def _memory_sharing(ctx: Context, name: str, call: cst.Call, args: list[Value], 
         return pageable(call, pinnable=False, what="torch.from_file(...)", factory=name)
     if name == "frombuffer" and not (is_pydata(first) or only(first, Kind.NUMPY) or _python_buffer(call)):
         # A buffer of unknown origin may wrap any memory (`(c_uint8 * n).from_address(ptr)` of a
-        # pinned host buffer): pageable only when Python (or numpy) allocated it.
-        return UNKNOWN
+        # pinned host buffer): pageable only when Python (or numpy) allocated it. It is host
+        # memory all the same (a copy into it is no host-to-device copy).
+        return HOST
     return pageable(call, pinnable=False, what=f"torch.{name}(...)", factory=name)
 
 
@@ -355,6 +358,11 @@ def _copy(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver
     args = positional(call)
     if not args:
         return receiver  # `dst.copy_(*args)` or no source: nothing visible is copied
+    if not is_host(receiver) and any(o.kind in HOST_KINDS for o in receiver):
+        # Host memory on some path, a device's on another (`self.buf` chosen by a flag): which
+        # path copies to a device is decided at run time, perhaps by the test that also chose
+        # the source. Not a host-to-device copy we can stand behind.
+        return receiver
     if non_blocking(call, args, 1, _holds_true(ctx)) and not is_host(receiver):
         # The destination is not provably host memory: a host-to-device copy.
         source = _unguarded(ctx, ctx.value_of(args[0]), call, args, 1)
