@@ -114,3 +114,52 @@ def test_a_warm_run_starts_no_workers(project: Path, monkeypatch: pytest.MonkeyP
     assert started == [2]  # no cache yet: the workers start while files are discovered
     assert run("-j", "2") == cold
     assert started == [2]  # warm: none started
+
+
+def test_analyses_are_decoded_only_when_asked_for(tmp_path: Path) -> None:
+    """A one-file run asks every project file whether it reports elsewhere: that is answered
+    from the stored data, without decoding it; a changed file has no answer; an analysis of a
+    shape this version does not write is dropped when it is looked up, the others kept."""
+    from pinlint.cache import Cache
+    from pinlint.core.results import AnalysisSettings, FileAnalysis, FileResult, ForeignFinding
+
+    settings = AnalysisSettings(rules=("PIN001",))
+    files = {name: tmp_path / f"{name}.py" for name in ("plain", "reporting", "broken")}
+    for path in files.values():
+        path.write_text("x = 1\n")
+    finding = _a_finding()
+    cache = Cache(tmp_path / "cache", settings)
+    for name, path in files.items():
+        info = path.stat()
+        foreign = [ForeignFinding(str(tmp_path / "other.py"), "d", finding)] if name == "reporting" else []
+        cache.store(
+            FileResult(
+                path=str(path),
+                analysis=FileAnalysis(foreign=foreign),
+                size=info.st_size,
+                mtime_ns=info.st_mtime_ns,
+                digest="",
+                triaged_in=True,
+            )
+        )
+    cache.save()
+
+    cache = Cache(tmp_path / "cache", settings)
+    cache._raw[str(files["broken"])] = {"not": "an analysis"}  # (as another version would write)
+    assert cache.reports_elsewhere(files["plain"]) is False
+    assert cache.reports_elsewhere(files["reporting"]) is True
+    assert set(cache._raw) == {str(p) for p in files.values()}  # nothing decoded to answer
+    hit = cache.lookup(files["reporting"])
+    assert hit is not None and hit.analysis is not None and len(hit.analysis.foreign) == 1
+    assert cache.lookup(files["broken"]) is None and str(files["broken"]) not in cache.entries
+    files["plain"].write_text("x = 22\n")  # another size: changed
+    assert cache.reports_elsewhere(files["plain"]) is None
+
+
+def _a_finding():  # type: ignore[no-untyped-def]
+    """A real finding (of `HOT`), to store as another file's."""
+    from pinlint.core.results import AnalysisSettings
+    from pinlint.lint import analyze_text
+
+    [finding] = analyze_text(HOT, AnalysisSettings(rules=("PIN001",))).findings
+    return finding

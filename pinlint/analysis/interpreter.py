@@ -313,16 +313,7 @@ class Interpreter(Evaluator):
         replace the state, where ``_iterate`` would join them with it (there is no path that skips
         the body). Its ``break`` states go to ``breaks``. Whether any path completes the body."""
         env = self.env
-        mark = env.mark()
-        self._exits.append(([], [], mark))
-        try:
-            self._suite(body)
-        finally:
-            first_breaks, continues, _ = self._exits.pop()
-        ends = [*continues, env.changes_since(mark)] if not self.dead else continues
-        self.dead = False
-        env.undo(mark)
-        env.close(mark)
+        ends, first_breaks = self._walk_body(body)
         # A `break` of this walk leaves with what it had then: what the merge below replaces
         # is restated in it (later walks' breaks are seen against the state it leaves).
         before = {key: env.get(key) for end in ends for key in end}
@@ -331,11 +322,9 @@ class Interpreter(Evaluator):
             env.merge(ends)
         return bool(ends)
 
-    def _iterate(self, body: cst.BaseSuite) -> tuple[bool, list[Changes]]:
-        """Walk the body once more from the current state; join what it changed by the end of
-        the body or at a ``continue`` into the state (a value bound in the body may or may not
-        be, after zero or more iterations). Whether anything grew, and the states at the body's
-        ``break`` statements."""
+    def _walk_body(self, body: cst.BaseSuite) -> tuple[list[Changes], list[Changes]]:
+        """One walk of a loop body from the current state, undone afterwards: the changes at
+        its ends (the body's end and each ``continue``) and at its ``break`` statements."""
         env = self.env
         mark = env.mark()
         self._exits.append(([], [], mark))
@@ -347,6 +336,15 @@ class Interpreter(Evaluator):
         self.dead = False
         env.undo(mark)
         env.close(mark)
+        return ends, breaks
+
+    def _iterate(self, body: cst.BaseSuite) -> tuple[bool, list[Changes]]:
+        """Walk the body once more from the current state; join what it changed by the end of
+        the body or at a ``continue`` into the state (a value bound in the body may or may not
+        be, after zero or more iterations). Whether anything grew, and the states at the body's
+        ``break`` statements."""
+        env = self.env
+        ends, breaks = self._walk_body(body)
         grew = False
         for changes in ends:
             for name, value in changes.items():

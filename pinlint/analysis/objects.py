@@ -52,13 +52,17 @@ def construct(summaries: FileSummaries, evaluator: Evaluator, call: cst.Call) ->
         # `__setattr__`), writes by computed name, or a base from elsewhere whose
         # `__post_init__` is not visible: what the fields end up holding is unknown.
         declared = None
-    if declared is None and not any(arg.star for arg in call.args) and not owner.scan.opaque_family(cls.name):
-        stored = _stored_by_init(owner, cls)
-        for name, (position, attr) in stored.items():
+    if (
+        declared is None
+        and not any(arg.star for arg in call.args)
+        and not owner.scan.opaque_family(cls.name)
+        and all(b in known for b in cls.bases)  # a base from elsewhere may set them in its `__init__`
+    ):
+        positional_args = [a for a in call.args if a.keyword is None]
+        for name, (position, attr) in _stored_by_init(owner, cls).items():
             arg = next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
-            if arg is None and position is not None:
-                positional_args = [a for a in call.args if a.keyword is None]
-                arg = positional_args[position] if position < len(positional_args) else None
+            if arg is None and position is not None and position < len(positional_args):
+                arg = positional_args[position]
             if arg is not None:
                 fields[attr] = evaluator.value_of(arg.value)
     if declared is not None and not any(arg.star for arg in call.args):

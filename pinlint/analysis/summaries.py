@@ -564,29 +564,25 @@ class FileSummaries:
             o.kind is Kind.PAGEABLE for origin in receiver for _, value in origin.fields for o in value
         ):
             return  # no field is known to hold a pageable tensor: nothing to report
-        found = self._function(evaluator, call)
-        if found is None:
+        callee = self._copying_callee(evaluator, call)
+        if callee is None:
             return
-        interpreter = self._interpreter_of(*found, evaluator)
-        if interpreter is None:
-            return
+        function, interpreter = callee
         for copy in interpreter.events.attribute_copies:
             if any(objects.field_replaced(self, origin.class_file, copy.attribute) for origin in receiver):
                 continue  # `obj.plan = pinned` (or a setattr) somewhere: not what was constructed
             held = [dict(origin.fields).get(copy.attribute) for origin in receiver]
-            if any(value is None for value in held) or not _copies_here(evaluator, found[1], call, copy):
+            if any(value is None for value in held) or not _copies_here(evaluator, function, call, copy):
                 continue  # a path's object does not say what it holds there; or no copy here
-            evaluator.events.copy(
-                call.func.value,
-                frozenset().union(*held),  # type: ignore[arg-type]
-                copy.sink,
-                copy.api,
-                copy.device,
-                copy.copy_dst,
-                copy.sink_statement,
-                (),
-                via=call,
-            )
+            _copied_through(evaluator, call, call.func.value, frozenset().union(*held), copy)  # type: ignore[arg-type]
+
+    def _copying_callee(self, evaluator: Evaluator, call: cst.Call) -> tuple[cst.FunctionDef, Interpreter] | None:
+        """The function ``call`` runs and its interpretation, for the copies it makes."""
+        found = self._function(evaluator, call)
+        if found is None:
+            return None
+        interpreter = self._interpreter_of(*found, evaluator)
+        return (found[1], interpreter) if interpreter is not None else None
 
     def forward_arguments(self, evaluator: Evaluator, call: cst.Call) -> None:
         """The callee copies a parameter non_blocking: the caller's argument for it is copied."""
@@ -596,16 +592,14 @@ class FileSummaries:
         passes_true = any(is_true(value) for value in arguments)
         if not passes_true and not any(o.kind is Kind.PAGEABLE for value in arguments for o in value):
             return  # nothing pageable, and no `True` flag, is passed: no copy to report
-        found = self._function(evaluator, call)
-        if found is None:
+        callee = self._copying_callee(evaluator, call)
+        if callee is None:
             return
-        interpreter = self._interpreter_of(*found, evaluator)
-        if interpreter is None:
-            return
+        function, interpreter = callee
         for conditional in interpreter.events.conditional_copies if passes_true else []:
             # `self._plan(n, non_blocking)` with `non_blocking=True` here, and in `_plan` a local
             # pageable tensor copied with `non_blocking=non_blocking`.
-            passed = argument_for(found[1], call, conditional.flag)
+            passed = argument_for(function, call, conditional.flag)
             if passed is None or not is_true(evaluator.value_of(passed)):
                 continue
             # The callee's parameters are its callers' business; the rest (a device value on
@@ -623,22 +617,12 @@ class FileSummaries:
                     conditional.loops,
                 )
         for copy in interpreter.events.parameter_copies:
-            argument = argument_for(found[1], call, copy.parameter)
+            argument = argument_for(function, call, copy.parameter)
             if argument is None:
                 continue  # not passed here (its default is used)
-            if not _copies_here(evaluator, found[1], call, copy):
+            if not _copies_here(evaluator, function, call, copy):
                 continue  # this call makes it blocking, a dtype cast, or a copy to the host
-            evaluator.events.copy(
-                argument,
-                evaluator.value_of(argument),
-                copy.sink,
-                copy.api,
-                copy.device,
-                copy.copy_dst,
-                copy.sink_statement,
-                (),
-                via=call,
-            )
+            _copied_through(evaluator, call, argument, evaluator.value_of(argument), copy)
 
     def positions_for(self, parsed: Parsed) -> Positions:
         if parsed.positions is None:
@@ -692,6 +676,19 @@ def transparent_text(lines: list[str] | None, start: int) -> bool:
             return False
         row -= 1
     return True
+
+
+def _copied_through(
+    evaluator: Evaluator,
+    call: cst.Call,
+    node: cst.BaseExpression,
+    value: Value,
+    copy: ParameterCopy | AttributeCopy,
+) -> None:
+    """The callee's ``copy`` copies ``value`` (``node`` here), handed over by ``call``."""
+    evaluator.events.copy(
+        node, value, copy.sink, copy.api, copy.device, copy.copy_dst, copy.sink_statement, (), via=call
+    )
 
 
 def _copies_here(
