@@ -25,6 +25,8 @@ from pinlint.analysis.names import FileNames
 from pinlint.analysis.scopes import ScopeNames, dotted, flatten_targets, iter_statements
 from pinlint.analysis.values import (
     DTYPE,
+    FIELD_ITEM,
+    FIELD_NAME,
     HOST,
     HOST_DEVICE,
     HOST_KINDS,
@@ -137,6 +139,13 @@ class Evaluator:
         self.tuple_returns: list[list[Value] | None] = []
         #: Nested ``def``s of this function, by name.
         self.local_functions: dict[str, cst.FunctionDef] = {}
+        #: The fields ``for f in fields(self):`` walks in this method (``_getattr``).
+        self.own_fields: tuple[str, ...] = ()
+        #: ``self.<field>`` nodes that ``getattr`` reads are evaluated as (kept alive: values
+        #: are memoised by node id).
+        self._read_attributes: dict[tuple[str, str], cst.Attribute] = {}
+        #: ids of calls whose result is called at once (``getattr(self, "repin")()``).
+        self._called_results: set[int] = set()
 
     @property
     def loops(self) -> tuple[int, ...]:
@@ -220,6 +229,8 @@ class Evaluator:
             if self.names.is_dtype_attribute(node):
                 return DTYPE  # `torch.float16`
             base = self.ev(node.value)
+            if base == FIELD_ITEM and node.attr.value == "name":
+                return FIELD_NAME  # `f.name` in `for f in fields(self):`
             if (
                 self.summaries is not None
                 and type(node.value) is cst.Name
@@ -429,6 +440,10 @@ class Evaluator:
                 # `torch.fill_(t, v)`, `torch.nn.init.ones_(t)`: in place, on the first argument.
                 self.host_write(arg_values[0], call, f"`torch.{torch_name}()`")
             return torch_semantics.torch_call(self, torch_name, call, arg_values)
+        if objects.is_dataclasses_fields(self, func):
+            for arg in call.args:
+                self.ev(arg.value)  # it reads the object's class, and changes nothing
+            return UNKNOWN  # field descriptors, no tensor
         functional = self.names.functional(func)
         if functional in torch_api.FUNCTIONAL_DATA_FIRST and call.args:
             values = [self.ev(arg.value) for arg in call.args]
@@ -512,6 +527,8 @@ class Evaluator:
                 ):
                     self._receiver_called(cst.Name("self"), method)  # `super().repin()` runs on self
             return result
+        if type(func) is cst.Call:
+            self._called_results.add(id(func))  # `getattr(self, "repin")()`: see `_getattr`
         self.ev(func)
         # A builtin unless bound here or at module level (`len = np.asarray` is no builtin).
         builtin = (
@@ -519,6 +536,10 @@ class Evaluator:
             and func.value not in self.env
             and func.value not in self.file_names.module_level_bindings
         )
+        if builtin and func.value == "getattr":
+            read = self._getattr(call)
+            if read is not None:
+                return read
         if builtin and func.value in READ_ONLY_BUILTINS:
             for arg in call.args:
                 self.ev(arg.value)
@@ -546,6 +567,43 @@ class Evaluator:
                 return made  # an object of a class of the project
             return self._summarised(call)
         return UNKNOWN  # a call into project or library code: unknown provenance
+
+    def _getattr(self, call: cst.Call) -> Value | None:
+        """``getattr(self, "name")`` is ``self.name``; ``getattr(self, f.name)`` in a ``for f in
+        fields(self):`` loop is each field in turn (their values joined, as for branches). None
+        for any other ``getattr``: it is then a call that may change what its arguments hold."""
+        args = call.args
+        if not 2 <= len(args) <= 3 or any(a.keyword is not None or a.star for a in args):
+            return None
+        if id(call) in self._called_results:
+            return None  # called (`getattr(self, "repin")()`): it may change what `self` holds
+        obj, name = args[0].value, args[1].value
+        if type(obj) is not cst.Name or obj.value != "self":
+            return None  # another object's attribute may be a method, called later through it
+        if type(name) is cst.SimpleString:
+            literal = name.evaluated_value
+            if not isinstance(literal, str) or not literal.isidentifier():
+                return None  # `getattr(x, "a.b")` raises, `getattr(x, "not valid")` is no attribute we read
+            attributes: tuple[str, ...] = (literal,)
+        elif (
+            self.own_fields
+            and type(name) in (cst.Name, cst.Attribute)  # reads only: evaluated again if not this
+            and self.ev(name) == FIELD_NAME
+        ):
+            attributes = self.own_fields  # `getattr(self, f.name)` in `for f in fields(self):`
+        else:
+            return None  # a computed name: which attribute is read is not known
+        if self.summaries is None or any(self.summaries.is_method(self, a) for a in attributes):
+            return None  # a bound method, called later (what it assigns is then unknown): as before
+        self.ev(name)
+        values = [self.ev(a.value) for a in args[2:]]  # the default, when the attribute is missing
+        for attribute in attributes:
+            key = (obj.value, attribute)
+            node = self._read_attributes.get(key)
+            if node is None:
+                node = self._read_attributes[key] = cst.Attribute(value=cst.Name(obj.value), attr=cst.Name(attribute))
+            values.append(self.ev(node))
+        return frozenset().union(*values)
 
     def _summarised(self, call: cst.Call) -> Value:
         """A call to another function of this file: what it returns, and the copies it makes of

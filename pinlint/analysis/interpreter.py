@@ -16,7 +16,7 @@ from __future__ import annotations
 import libcst as cst
 
 from pinlint import torch_api
-from pinlint.analysis import d2h
+from pinlint.analysis import d2h, objects
 from pinlint.analysis.budget import BudgetExceeded
 from pinlint.analysis.builtins import constant_truth, iterates_at_least_once, none_facts
 from pinlint.analysis.cst_walk import children, mentioned
@@ -26,6 +26,8 @@ from pinlint.analysis.env import Changes, join
 from pinlint.analysis.expressions import Evaluator
 from pinlint.analysis.scopes import dotted, flatten_targets, iter_statements
 from pinlint.analysis.values import (
+    FIELD_ITEM,
+    FIELD_NAME,
     HOST_DEVICE,
     PYDATA,
     TRUE,
@@ -248,6 +250,7 @@ class Interpreter(Evaluator):
                 # `for row in t:` yields views of its memory, which the body may write.
                 self.host_escape(iterated, statement.iter, "iterated (its rows are views of it)")
             self._bind(statement.target, UNKNOWN)  # loop items: unknown provenance
+            field_item = self._field_loop(statement)
             range_is_builtin = "range" not in self.env and "range" not in self.file_names.module_level_bindings
             at_least_once = iterates_at_least_once(statement.iter, range_is_builtin)
         else:
@@ -256,6 +259,7 @@ class Interpreter(Evaluator):
             d2h.read(self, statement.test, "a truth test")
             self.forget_tested(statement.test)  # `while not t.is_pinned():`, as for an `if` test
             at_least_once = False  # `while True:` is `_endless`; other tests may be false at once
+            field_item = None
         # Whether the loop may end by its test or items (not only by `break`): not when the body
         # of a loop that surely runs can only leave (every path breaks, returns or raises).
         ends_normally = not _endless(statement)
@@ -307,6 +311,23 @@ class Interpreter(Evaluator):
             env.merge(outcomes)
         else:
             self.dead = True  # `while True:` with no `break`: nothing after it runs
+        if field_item is not None:
+            # Past the loop they name one field (the last, or where it broke): not known which.
+            for name in mentioned(statement):
+                if env.get(name) in (FIELD_ITEM, FIELD_NAME):
+                    env.set(name, UNKNOWN)
+
+    def _field_loop(self, statement: cst.For) -> str | None:
+        """``for f in fields(self):`` in a dataclass method: ``f`` is bound to ``FIELD_ITEM``
+        (``getattr(self, f.name)`` then reads every field); the name, or None."""
+        if self.summaries is None or type(statement.target) is not cst.Name:
+            return None
+        fields = objects.iterated_fields(self.summaries, self, statement.iter)  # type: ignore[arg-type]
+        if fields is None:
+            return None
+        self.own_fields = fields
+        self.env.set(statement.target.value, FIELD_ITEM)
+        return statement.target.value
 
     def _first_iteration(self, body: cst.BaseSuite, breaks: list[Changes]) -> bool:
         """The first walk of a body that surely runs (``for _ in range(2):``): its end states

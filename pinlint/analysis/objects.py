@@ -175,6 +175,46 @@ def _class(summaries: FileSummaries, func: cst.BaseExpression) -> tuple[FileSumm
     return (foreign.summaries, cls) if cls is not None else None
 
 
+def iterated_fields(
+    summaries: FileSummaries, evaluator: Evaluator, iterable: cst.BaseExpression
+) -> tuple[str, ...] | None:
+    """The declared fields of the dataclass whose method runs ``for f in fields(self):``
+    (``dataclasses.fields``); None for any other loop. Inherited fields are not listed: what
+    ``getattr(self, f.name)`` reads for them stays unknown."""
+    if type(iterable) is not cst.Call or len(iterable.args) != 1:
+        return None
+    (arg,) = iterable.args
+    if arg.keyword is not None or arg.star or type(arg.value) is not cst.Name or arg.value.value != "self":
+        return None  # the fields of another object: which class it is, is not known here
+    if not is_dataclasses_fields(evaluator, iterable.func):
+        return None  # a function of that name we do not know: its items are unknown
+    class_name = getattr(evaluator, "class_name", None)
+    cls = _top_level_class(summaries.scan, class_name) if class_name is not None else None
+    if cls is None:
+        return None  # not a method of one top-level class of this file
+    found = _declared_fields(summaries, cls)
+    return tuple(found) if found else None  # None: not a dataclass (`fields()` would raise)
+
+
+def is_dataclasses_fields(evaluator: Evaluator, func: cst.BaseExpression) -> bool:
+    """``func`` is ``dataclasses.fields`` (imported from there, not rebound)."""
+    names = evaluator.file_names
+    if type(func) is cst.Name:
+        name = func.value
+        return (
+            names.from_imports.get(name) == (0, "dataclasses", "fields")
+            and name not in evaluator.env
+            and name not in names.module_level_bindings
+        )
+    return (
+        type(func) is cst.Attribute
+        and type(func.value) is cst.Name
+        and func.attr.value == "fields"
+        and names.modules.get(func.value.value) == "dataclasses"
+        and func.value.value not in evaluator.env
+    )
+
+
 def _top_level_class(scan: FileText, name: str) -> ClassRange | None:
     found = scan.top_level_classes(name)
     if len(found) != 1 or any(not indented for _, indented in scan.defs(name)) or scan.rebound(name):

@@ -122,6 +122,11 @@ HOST_DEVICE_ORIGIN = Origin(Kind.PYDATA, what="the host device")
 #: ``t.numpy()`` of a pinned tensor: an array over pinned memory (``torch.from_numpy`` of it is
 #: the pinned tensor's memory again).
 PINNED_ARRAY_ORIGIN = Origin(Kind.UNKNOWN, what="an array over a pinned tensor's memory")
+#: The loop variable of ``for f in fields(self):`` (``dataclasses.fields``): ``getattr(self,
+#: f.name)`` in the body reads each field in turn (see ``Interpreter._loop``).
+FIELD_ITEM_ORIGIN = Origin(Kind.UNKNOWN, what="an item of dataclasses.fields()")
+#: Its ``.name``: ``k = f.name`` then ``getattr(self, k)`` reads each field too.
+FIELD_NAME_ORIGIN = Origin(Kind.UNKNOWN, what="the name of a dataclass field")
 
 UNKNOWN: Value = frozenset({UNKNOWN_ORIGIN})
 PINNED: Value = frozenset({PINNED_ORIGIN})
@@ -133,6 +138,8 @@ TRUE: Value = frozenset({TRUE_ORIGIN})
 DTYPE: Value = frozenset({DTYPE_ORIGIN})
 HOST_DEVICE: Value = frozenset({HOST_DEVICE_ORIGIN})
 PINNED_ARRAY: Value = frozenset({PINNED_ARRAY_ORIGIN})
+FIELD_ITEM: Value = frozenset({FIELD_ITEM_ORIGIN})
+FIELD_NAME: Value = frozenset({FIELD_NAME_ORIGIN})
 
 
 def is_true(value: Value) -> bool:
