@@ -208,7 +208,7 @@ class Cache:
             return None
         return entry if self._dependencies_hold(entry) else None
 
-    def reports_elsewhere(self, path: Path) -> bool | None:
+    def reports_elsewhere(self, path: Path | str) -> bool | None:
         """For a project file outside the run: None when its cached result does not hold (it
         must be read), else whether that result has findings for other files. Its analysis is
         not decoded to answer: a one-file run asks this of every file of the project."""
@@ -247,7 +247,7 @@ class Cache:
         entry.analysis = decoded
         return True
 
-    def _current_entry(self, path: Path) -> FileResult | None:
+    def _current_entry(self, path: Path | str) -> FileResult | None:
         """The entry for ``path`` if the file is unchanged (same size and time, else same
         digest); its analysis may still be undecoded."""
         entry = self.entries.get(str(path))
@@ -260,7 +260,7 @@ class Cache:
         if entry is None or entry.error is not None:
             return None
         try:
-            info = path.stat()
+            info = os.stat(path)
         except OSError:
             return None
         if info.st_size == entry.size and info.st_mtime_ns == entry.mtime_ns:
@@ -268,7 +268,7 @@ class Cache:
         if info.st_size != entry.size:
             return None
         try:
-            data = path.read_bytes()
+            data = Path(path).read_bytes()
         except OSError:
             return None
         if digest(data) == entry.digest:

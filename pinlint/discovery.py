@@ -11,6 +11,7 @@ import fnmatch
 import os
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from pinlint.safeio import MAX_CONFIG_BYTES, lexically_within, project_root, read_regular, within
@@ -18,11 +19,16 @@ from pinlint.safeio import MAX_CONFIG_BYTES, lexically_within, project_root, rea
 
 @dataclass
 class Discovery:
-    files: list[Path] = field(default_factory=list)
+    #: The files found, absolute, as text (a project-wide lookup needs no `Path` objects).
+    texts: list[str] = field(default_factory=list)
     #: (path, message) for paths that could not be walked or read.
     problems: list[tuple[str, str]] = field(default_factory=list)
     #: Paths given on the command line that do not exist.
     missing: list[str] = field(default_factory=list)
+
+    @cached_property
+    def files(self) -> list[Path]:
+        return [Path(text) for text in self.texts]
 
 
 class _GlobRule:
@@ -200,7 +206,7 @@ def discover(
             resolved = path.absolute()
             if str(resolved) not in seen:
                 seen.add(str(resolved))
-                result.files.append(resolved)
+                result.texts.append(str(resolved))
     return result
 
 
@@ -262,19 +268,18 @@ def _walk(
             if is_dir:
                 subdirs.append(text)
             else:
-                path = Path(text)
-                if is_symlink and not path.exists():
+                if is_symlink and not os.path.exists(text):
                     result.problems.append((entry.path, "broken symbolic link"))
                     continue
                 if not is_file:
                     continue  # a symlink to a directory named *.py, a socket...
-                if is_symlink and inside and not within(path, project):
+                if is_symlink and inside and not within(Path(text), project):
                     # Reading it would quote an outside file back (and --fix would copy it in).
                     result.problems.append((entry.path, "symbolic link to outside the project; skipped"))
                     continue
                 if text not in seen:
                     seen.add(text)
-                    result.files.append(path)
+                    result.texts.append(text)
         for sub in reversed(subdirs):
             stack.append((sub, local))
 

@@ -124,7 +124,7 @@ def importers(
     found: list[FileResult] = []
     todo: list[Path] = []
     for path in others:
-        reports = cache.reports_elsewhere(Path(path)) if cache is not None else None
+        reports = cache.reports_elsewhere(path) if cache is not None else None
         if reports is not None:
             hit = cache.lookup(Path(path)) if reports and cache is not None else None
             if hit is not None and hit.analysis is not None and hit.analysis.foreign:
@@ -208,8 +208,7 @@ def _project_files(
 
     covered_prefixes = tuple(c.rstrip(os.sep) + os.sep for c in covered)
     others: list[str] = []
-    for file in found.files:
-        path = str(file)
+    for path in found.texts:
         if path in run_paths or (covered_prefixes and path.startswith(covered_prefixes)):
             continue  # in the run already
         if own_project(os.path.dirname(path)):
