@@ -16,7 +16,7 @@ from pinlint import torch_api
 from pinlint.analysis import d2h, objects, torch_semantics
 from pinlint.analysis.budget import _DEADLINE_EVERY, SCOPE_STEP_BUDGET, BudgetExceeded
 from pinlint.analysis.builtins import READ_ONLY_BUILTINS, constant_truth, repeats_a_list
-from pinlint.analysis.cst_walk import EXPRESSION_TYPES, children
+from pinlint.analysis.cst_walk import EXPRESSION_TYPES, children, mentioned
 from pinlint.analysis.device_tests import compared_to_another_device
 from pinlint.analysis.env import Env
 from pinlint.analysis.events import EventSink
@@ -68,6 +68,8 @@ class Summaries(Protocol):
     def referenced_methods(self, evaluator: Evaluator) -> frozenset[str]: ...
 
     def host_device_constant(self, name: str) -> bool: ...
+
+    def module_constant_truth(self, name: str) -> bool | None: ...
 
 
 class Evaluator:
@@ -139,6 +141,12 @@ class Evaluator:
         self.tuple_returns: list[list[Value] | None] = []
         #: Nested ``def``s of this function, by name.
         self.local_functions: dict[str, cst.FunctionDef] = {}
+        #: Lists whose elements may no longer be the recorded ones (``iterated``).
+        self.lists_changed: set[str] = set()
+        #: Tensors named by code that a module constant rules out -> that constant (``rule_out``).
+        self.assumed: dict[Origin, str] = {}
+        #: The module constant the last ``test_truth`` read, until ``rule_out`` takes it.
+        self.constant_tested: str | None = None
         #: The fields ``for f in fields(self):`` walks in this method (``_getattr``).
         self.own_fields: tuple[str, ...] = ()
         #: ``self.<field>`` nodes that ``getattr`` reads are evaluated as (kept alive: values
@@ -309,8 +317,9 @@ class Evaluator:
             d2h.read(self, node.test, "a truth test")
             # `t if t.is_pinned() else t.pin_memory()`: as for an `if` statement.
             self.forget_tested(node.test)
-            truth = constant_truth(node.test)
+            truth = self.test_truth(node.test)
             if truth is not None:
+                self.rule_out(node.orelse if truth else node.body)
                 return self.ev(node.body if truth else node.orelse)  # `x if 1 else y`: one side runs
             body, orelse = self.ev(node.body), self.ev(node.orelse)
             flag = self.flag_of(node.test) or self.device_type_of(node.test)
@@ -329,6 +338,36 @@ class Evaluator:
             return UNKNOWN  # its body runs later, with arguments we do not know
         self._visit_children(node)
         return UNKNOWN  # any other expression (await, dict, f-string...): not a host tensor we know
+
+    def test_truth(self, test: cst.BaseExpression) -> bool | None:
+        """The truth of a constant test: a literal (``constant_truth``), or a module constant
+        bound once to a literal (``if USE_STAGE:``, ``if not DEBUG:``); None otherwise."""
+        truth = constant_truth(test)
+        if truth is not None or self.summaries is None:
+            return truth
+        negated = False
+        while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+            test = test.expression
+            negated = not negated
+        if type(test) is not cst.Name or test.value in self.env:
+            return None  # bound in this function: not the module's constant
+        truth = self.summaries.module_constant_truth(test.value)
+        if truth is None:
+            return None
+        self.constant_tested = test.value
+        return truth != negated
+
+    def rule_out(self, skipped: cst.CSTNode | None) -> None:
+        """``skipped`` does not run, as the module constant just tested says: the tensors it
+        names keep a fix unsafe (a patched constant would run it, and it may write them)."""
+        constant, self.constant_tested = self.constant_tested, None
+        if constant is None or skipped is None:
+            return
+        for name in mentioned(skipped):
+            for key in (name, *self.env.keys_under(name)):
+                for origin in self.env.get(key) or ():
+                    if origin.node is not None:
+                        self.assumed.setdefault(origin, constant)
 
     def _visit_children(self, node: cst.CSTNode) -> None:
         """Evaluate the expressions inside ``node`` (for the copies they may hold)."""
@@ -382,7 +421,7 @@ class Evaluator:
         """A comprehension's ``for`` clauses, then its element (``element()``), in the
         comprehension's own scope: its targets are new names, whatever the function bound to
         them (``[t.to(dev) for t in xs]`` copies the elements of ``xs``, not a local ``t``)."""
-        self.ev(for_in.iter)
+        self.ev(self.iterable(for_in.iter))
         mark = self.env.mark()
         try:
             for target in flatten_targets(for_in.target):
@@ -390,6 +429,8 @@ class Evaluator:
                 if key is not None:
                     self.env.forget_under(key)
                     self.env.set(key, UNKNOWN)  # an element of the iterable: unknown
+            for target, value in self.iterated(for_in.iter, for_in.target):
+                self.env.set(target.value, value)  # an element of a list this function built
             for condition in for_in.ifs:
                 self.ev(condition.test)
             if for_in.inner_for_in is not None:
@@ -399,6 +440,54 @@ class Evaluator:
         finally:
             self.env.undo(mark)
             self.env.close(mark)
+
+    def iterated(self, iterable: cst.BaseExpression, target: cst.BaseExpression) -> list[tuple[cst.Name, Value]]:
+        """What a ``for`` target takes from a list of host tensors this function built (a
+        display, a comprehension, ``.append``): its elements, joined (``for t in bufs:``, ``for
+        i, t in enumerate(bufs):``). Nothing when the list may hold other elements now (an item
+        assigned or deleted, ``pop``/``remove``/``clear``, or handed to other code)."""
+        items = self.iterable(iterable)
+        enumerated = items is not iterable
+        key = dotted(items)
+        if key is None or key in self.lists_changed:
+            return []  # not a list we follow, or one whose elements may have been replaced
+        root = key.split(".", 1)[0]
+        if any(root in mentioned(function) for function in self.local_functions.values()):
+            return []  # a nested function may change it when it runs
+        elements = self.env.get(key + ".[]")
+        if not elements or not any(o.kind in HOST_KINDS for o in elements):
+            return []  # no host tensor we know in it: its items stay unknown
+        if enumerated:
+            if (
+                type(target) is cst.Tuple
+                and len(target.elements) == 2
+                and all(type(e) is cst.Element and type(e.value) is cst.Name for e in target.elements)
+            ):
+                return [(target.elements[1].value, elements)]  # type: ignore[list-item]
+            return []
+        return [(target, elements)] if type(target) is cst.Name else []
+
+    def iterable(self, node: cst.BaseExpression) -> cst.BaseExpression:
+        """What a ``for`` walks: ``xs`` for ``enumerate(xs)`` (the builtin, one argument: it only
+        reads ``xs`` for the loop), else ``node`` itself."""
+        if (
+            type(node) is cst.Call
+            and type(node.func) is cst.Name
+            and node.func.value == "enumerate"
+            and "enumerate" not in self.env
+            and "enumerate" not in self.file_names.module_level_bindings
+            and len(node.args) == 1
+            and node.args[0].keyword is None
+            and not node.args[0].star
+        ):
+            return node.args[0].value
+        return node
+
+    def list_changed(self, node: cst.BaseExpression) -> None:
+        """``node`` (a list) may now hold other elements than those recorded: not iterated as known."""
+        key = dotted(node)
+        if key is not None:
+            self.lists_changed.add(key)
 
     def _subscript(self, node: cst.Subscript) -> Value:
         base = self.ev(node.value)
@@ -486,6 +575,8 @@ class Evaluator:
                     self.host_escape(receiver, call, "viewed as a numpy array (`.numpy()`), which shares its memory")
             if method == "append" and type(func.value) in (cst.Name, cst.Attribute):
                 self._appended(func.value, call)
+            elif method in _LIST_REPLACING_METHODS:
+                self.list_changed(func.value)  # `bufs.clear()`: what it held is gone
             if (
                 self.summaries is not None
                 and type(func.value) is cst.Name
@@ -829,6 +920,11 @@ class Evaluator:
             ):
                 continue
             self.env.set(stale, UNKNOWN)
+
+
+#: List methods after which a list may hold other elements than the ones recorded (removed or
+#: replaced ones; ``extend`` and ``insert`` only add elements, which stay unknown).
+_LIST_REPLACING_METHODS = frozenset({"pop", "remove", "clear", "__setitem__", "__delitem__"})
 
 
 def _nonlocal_names(function: cst.FunctionDef) -> set[str]:

@@ -20,10 +20,12 @@ import ast
 from pinlint.analysis.events import ConstructionSite
 from pinlint.analysis.fast_scope import (
     _ASSIGN,
+    _COMPREHENSIONS,
     _DATA_FACTORIES,
     _SCOPES,
     _Defer,
     _Scope,
+    over_a_named_list,
 )
 from pinlint.analysis.fast_values import _Classifier, classify_device
 from pinlint.analysis.names import FileNames
@@ -193,7 +195,16 @@ class _Walker:
         rows = (statement.lineno, statement.end_lineno or statement.lineno)
         if isinstance(statement, (*_SCOPES, ast.ClassDef)):
             _scope_statements(statement, self.names, self.columns, self.sites, top=False)
-        elif isinstance(statement, (ast.If, ast.While)):
+        elif isinstance(statement, ast.If):
+            self.expression(statement.test, statement.test)
+            truth = _constant_truth(statement.test)
+            if truth is None and self._module_flag(statement.test) and _has_call(statement):
+                raise _Defer  # `if USE_STAGE:`: the module's constant may decide which side runs
+            if truth is not False:  # `if False:` / `if 0:`: the body never runs
+                self.block(statement.body)
+            if truth is not True:  # `if True:`: the rest of the chain never runs
+                self.block(statement.orelse)
+        elif isinstance(statement, ast.While):
             self.expression(statement.test, statement.test)
             self.block(statement.body)
             self.block(statement.orelse)
@@ -260,6 +271,17 @@ class _Walker:
                 continue
             if isinstance(current, ast.Call):
                 found.append(current)
+            if isinstance(current, _COMPREHENSIONS) and any(over_a_named_list(g.iter) for g in current.generators):
+                parts = (current.key, current.value) if isinstance(current, ast.DictComp) else (current.elt,)
+                if any(_has_call(part) for part in parts):
+                    raise _Defer  # its items may be a built list's, which the interpreter knows
+            if isinstance(current, ast.IfExp):
+                truth = _constant_truth(current.test)
+                if truth is None and self._module_flag(current.test) and _has_call(current):
+                    raise _Defer  # `a if USE_STAGE else b`: as for an `if` statement
+                if truth is not None:
+                    stack.extend((current.test, current.body if truth else current.orelse))  # one side runs
+                    continue
             stack.extend(ast.iter_child_nodes(current))
         if not found:
             return
@@ -269,6 +291,16 @@ class _Walker:
         rows = (statement[0] + offset, statement[1] + offset)
         for call in found:
             self.construction(call, rows)
+
+    def _module_flag(self, test: ast.expr) -> bool:
+        """A test of a name the module binds (the interpreter reads literal module constants)."""
+        while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test = test.operand
+        return (
+            isinstance(test, ast.Name)
+            and test.id not in self.classifier.scope.own
+            and test.id in self.names.module_level_bindings
+        )
 
     def construction(self, call: ast.Call, rows: tuple[int, int]) -> None:
         classifier = self.classifier
@@ -333,6 +365,20 @@ def _parenthesized(columns: _Columns, keyword: ast.keyword, value: ast.expr) -> 
         return True
     line = columns.source_lines[keyword.lineno - 1].encode()  # type: ignore[attr-defined]
     return b"(" in line[keyword.col_offset : value.col_offset]  # type: ignore[attr-defined]
+
+
+def _constant_truth(test: ast.expr) -> bool | None:
+    """``builtins.constant_truth`` on ``ast``: ``True``, ``False``, ``None``, an int literal, and
+    ``not`` of one."""
+    if isinstance(test, ast.Constant):
+        value = test.value
+        if value is True or value is False or value is None:
+            return bool(value)
+        return value != 0 if type(value) is int else None
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _constant_truth(test.operand)
+        return None if inner is None else not inner
+    return None
 
 
 def _has_call(node: ast.AST) -> bool:

@@ -91,8 +91,10 @@ class _Scope:
                     for name in _target_names(target):
                         special[id(name)] = _ASSIGN
             elif isinstance(node, (ast.For, ast.AsyncFor)):
+                # Items of a list the function built may be known to the interpreter.
+                kind = _COMPLEX if over_a_named_list(node.iter) else _UNKNOWN
                 for name in _target_names(node.target):
-                    special[id(name)] = _UNKNOWN
+                    special[id(name)] = kind
             elif isinstance(node, (ast.With, ast.AsyncWith)):
                 for item in node.items:
                     if item.optional_vars is not None:
@@ -126,6 +128,19 @@ class _Scope:
                 if key:
                     self.attributes.add(key)
             stack.extend(ast.iter_child_nodes(node))
+
+
+def over_a_named_list(iterable: ast.expr) -> bool:
+    """``for t in bufs`` / ``for i, t in enumerate(self.bufs)``: the interpreter knows the items
+    of a list the function built (``Evaluator.iterated``)."""
+    if (
+        isinstance(iterable, ast.Call)
+        and isinstance(iterable.func, ast.Name)
+        and iterable.func.id == "enumerate"
+        and len(iterable.args) == 1
+    ):
+        iterable = iterable.args[0]
+    return isinstance(iterable, (ast.Name, ast.Attribute))
 
 
 def _target_names(target: ast.expr) -> list[ast.Name]:

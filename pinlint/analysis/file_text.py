@@ -44,6 +44,7 @@ class FileText:
         self._stored_attributes: dict[str, set[str]] | None = None
         self._strings: list[tuple[int, int]] | None = None
         self._host_constants: dict[str, bool] = {}
+        self._constant_truths: dict[str, bool | None] = {}
 
     def classes(self) -> list[ClassRange]:
         if self._classes is None:
@@ -322,6 +323,27 @@ class FileText:
             )
         return self._host_constants[name]
 
+    def module_constant_truth(self, name: str) -> bool | None:
+        """The truth of ``name`` when it is a module constant bound once, at module level, to a
+        literal (``USE_STAGE = True``, ``DEBUG = 0``) and never rebound in this file; None when
+        it is not one. (Another module may still assign it: tests that monkeypatch a flag are
+        read as the file states it.)"""
+        if name not in self._constant_truths:
+            found = [m for m in _LITERAL_CONSTANT.finditer(self.text) if m.group(1) == name]
+            truth = None
+            if (
+                len(found) == 1
+                and not self._in_string(found[0].start())
+                and len(self._assignment_lines(name)) == 1
+                and not self._bound_otherwise(name)
+                and name not in self._globals()
+                and not self.rebound_by_import(name)
+                and re.search(rf"\b{re.escape(name)}[ \t]*(?:[-+*/%@&|^]|//|\*\*|<<|>>)=", self.text) is None
+            ):
+                truth = found[0].group(2) not in ("False", "None") and found[0].group(2).strip("0_") != ""
+            self._constant_truths[name] = truth
+        return self._constant_truths[name]
+
     def rebound_by_import(self, name: str) -> bool:
         return name in set(_IMPORTED_AS.findall(self.text))
 
@@ -530,6 +552,10 @@ def _imported_names(statement: str) -> set[str]:
     return bound
 
 
+#: ``NAME = True`` (or False, None, a decimal int) at module level, alone on its line.
+_LITERAL_CONSTANT = re.compile(
+    r"^([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=[ \t]*(True|False|None|[0-9][0-9_]*)[ \t]*(?:#[^\n]*)?$", re.M
+)
 _HOST_DEVICE_CONSTANT = re.compile(
     r"""^([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=[ \t]*(?:[\w.]*device\([ \t]*)?["']cpu["'][ \t]*\)?[ \t]*(?:#[^\n]*)?$""",
     re.M,

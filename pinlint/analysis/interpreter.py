@@ -18,7 +18,7 @@ import libcst as cst
 from pinlint import torch_api
 from pinlint.analysis import d2h, objects
 from pinlint.analysis.budget import BudgetExceeded
-from pinlint.analysis.builtins import constant_truth, iterates_at_least_once, none_facts
+from pinlint.analysis.builtins import iterates_at_least_once, none_facts
 from pinlint.analysis.cst_walk import children, mentioned
 from pinlint.analysis.device_tests import on_host_when
 from pinlint.analysis.devices import DeviceClass, classify_device
@@ -171,7 +171,9 @@ class Interpreter(Evaluator):
             # x lives at run time, which we cannot decide.
             kept = self.forget_tested(current.test)
             tested = env.changes_since(mark)  # the tests (and what they forgot) hold on every later path
-            truth = constant_truth(current.test)
+            truth = self.test_truth(current.test)
+            if truth is not None:
+                self.rule_out(current.orelse if truth else current.body)
             if truth is not False:  # `if False:` / `if 0:`: the body never runs
                 for key, value in kept.items():
                     env.set(key, value)  # the body only
@@ -245,11 +247,13 @@ class Interpreter(Evaluator):
         env = self.env
         if type(statement) is cst.For:
             self.statement = statement.iter
-            iterated = self.ev(statement.iter)
+            iterated = self.ev(self.iterable(statement.iter))
             if is_tensor(iterated):
                 # `for row in t:` yields views of its memory, which the body may write.
                 self.host_escape(iterated, statement.iter, "iterated (its rows are views of it)")
             self._bind(statement.target, UNKNOWN)  # loop items: unknown provenance
+            for target, elements in self.iterated(statement.iter, statement.target):
+                self._bind(target, elements)  # `for t in bufs:` over a list this function built
             field_item = self._field_loop(statement)
             range_is_builtin = "range" not in self.env and "range" not in self.file_names.module_level_bindings
             at_least_once = iterates_at_least_once(statement.iter, range_is_builtin)
@@ -482,6 +486,8 @@ class Interpreter(Evaluator):
             ):
                 self._transparent.add(id(small.value))  # `a, b = x, y` unpacks: no container
             value = self._host_device(small.value, self.ev(small.value), [t.target for t in small.targets])
+            if type(small.value) in (cst.Name, cst.Attribute):
+                self.list_changed(small.value)  # `other = bufs`: written through the alias, unseen
             for target in small.targets:
                 self._bind(target.target, value, small.value)
         elif type(small) is cst.AnnAssign:
@@ -489,6 +495,8 @@ class Interpreter(Evaluator):
                 value = self._host_device(small.value, self.ev(small.value), [small.target])
                 self._bind(small.target, value, small.value)
         elif type(small) is cst.AugAssign:
+            if type(small.operator) is not cst.AddAssign:
+                self.list_changed(small.target)  # `bufs *= 0` empties it; `+=` only adds
             operand = self.ev(small.value)
             target = self.ev(small.target)
             self._record_binding(small.target)
@@ -502,6 +510,8 @@ class Interpreter(Evaluator):
                 self.host_write(target, small, f"an augmented assignment to `{_source_hint(small.target)}`")
         elif type(small) is cst.Del:
             for element in flatten_targets(small.target):
+                if type(element) is cst.Subscript:
+                    self.list_changed(element.value)  # `del bufs[0]`
                 key = dotted(element)
                 if key:
                     self.env.delete(key)
@@ -599,6 +609,7 @@ class Interpreter(Evaluator):
             return
         if type(target) is cst.Subscript:
             # `buf[i] = v` writes into buf: its storage (and pinnedness) is unchanged.
+            self.list_changed(target.value)  # (for a list: the item is replaced)
             self.ev(target)
             self.host_write(self.value_of(target.value), target, "an item assignment")
             return

@@ -515,6 +515,10 @@ class FileSummaries:
         """``name`` is this module's constant for the host device (``CPU = torch.device("cpu")``)."""
         return self.scan.host_device_constant(name)
 
+    def module_constant_truth(self, name: str) -> bool | None:
+        """The truth of this module's literal constant ``name`` (``USE_STAGE = True``), if it is one."""
+        return self.scan.module_constant_truth(name)
+
     def is_method(self, evaluator: Evaluator, name: str) -> bool:
         """``name`` is a method of the class of ``evaluator``'s function (one def in its family)."""
         class_name = getattr(evaluator, "class_name", None)

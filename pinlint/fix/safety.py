@@ -103,15 +103,24 @@ def race_problems(hit: SinkHit, ctx: RuleContext, *, across_functions: bool = Fa
     origin = hit.origin
     assert origin.node is not None
     birth = ctx.interpreter_of(origin.node)
+    assumed = ctx.interpreter.assumed.get(origin) or birth.assumed.get(origin)
+    constants = (
+        [
+            f"it assumes `{assumed}` keeps the value this file gives it (code that value rules out "
+            "names the tensor and was not checked for writes that could race with the copy)"
+        ]
+        if assumed
+        else []
+    )
     uses = list(ctx.interpreter.uses.by_origin.get(origin, []))
     if birth is not ctx.interpreter:
         uses += birth.uses.by_origin.get(origin, [])
     if not uses:
-        return []
+        return constants
     birth_row = ctx.start(origin.node).row
     birth_loops = set(birth.uses.birth_loops.get(id(origin.node), ()))
     sink_row = ctx.start(hit.sink).row
-    problems: list[str] = []
+    problems: list[str] = constants
     for use in uses:
         row = ctx.start(use.node).row
         if use.kind == "escape":

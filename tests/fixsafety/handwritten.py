@@ -1443,6 +1443,44 @@ HELPER_ARGS = [
 
 RACE = [
     P(
+        "r00a_list_item_written_after_loop_copy",
+        "race",
+        NOT_SAFE,
+        """
+        import torch
+
+        def make(device):
+            bufs = [torch.zeros(2) for _ in range(2)]
+            outs = []
+            for b in bufs:
+                outs.append(b.to(device, non_blocking=True))
+            bufs[0].add_(1)
+            return outs
+        def main(device):
+            return make(device)
+        """,
+        note="the copy reads items of a list it built; a write through the list follows it",
+    ),
+    P(
+        "r00b_appended_item_written_after_loop_copy",
+        "race",
+        NOT_SAFE,
+        """
+        import torch
+
+        def make(device, rows):
+            bufs = []
+            for row in rows:
+                bufs.append(torch.tensor(row))
+            outs = [t.to(device, non_blocking=True) for t in bufs]
+            for t in bufs:
+                t.zero_()
+            return outs
+        def main(device):
+            return make(device, [[1, 2], [3, 4]])
+        """,
+    ),
+    P(
         "r01_iadd_after_copy",
         "race",
         NOT_SAFE,
@@ -2098,6 +2136,48 @@ EDGE = [
         def main(device):
             return torch.from_numpy(np.arange(3)).to(device, non_blocking=True)
         """,
+    ),
+    P(
+        "e17_write_under_a_module_flag",
+        "edge",
+        NOT_SAFE,
+        """
+        import torch
+
+        DEBUG = False
+
+        def make(device):
+            t = torch.tensor([1, 2])
+            out = t.to(device, non_blocking=True)
+            if DEBUG:
+                t[0] = 9
+            return out
+
+        def main(device):
+            return make(device)
+        """,
+        note="the write never runs as the file states DEBUG, but a patched DEBUG would race",
+    ),
+    P(
+        "e18_pinned_under_a_module_flag",
+        "edge",
+        SAFE,
+        """
+        import torch
+
+        STAGE = True
+
+        def make(device):
+            t = torch.tensor([1, 2])
+            if not STAGE:
+                t = t * 2
+            u = torch.tensor([3, 4])
+            return u.to(device, non_blocking=True), t
+
+        def main(device):
+            return make(device)
+        """,
+        note="the flag decides nothing about `u`: its fix stays safe",
     ),
 ]
 
