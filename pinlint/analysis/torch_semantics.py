@@ -180,6 +180,12 @@ def _combining(ctx: Context, name: str, call: cst.Call, args: list[Value], first
         return UNKNOWN  # e.g. torch.cat(list_of_tensors): the elements are not visible
     if name in torch_api.MAYBE_SAME_MEMORY_METHODS:
         return cast(inputs[0], call, f"torch.{name}(...)")  # `torch.flatten(pinned)`: maybe itself
+    if name in torch_api.SAME_DEVICE_FUNCTIONS:
+        hosts = [v for v in inputs if is_host(v)]
+        if hosts and all(kinds(v) <= HOST_KINDS | {Kind.UNKNOWN} for v in inputs):
+            # `torch.cat((acc, t.cpu()))`: a CUDA `acc` would raise, so past the call every
+            # input was on the host (and the result is new, pageable memory).
+            inputs = hosts
     result = combine(inputs, call, f"torch.{name}(...)")
     return non_scalar(result, call) if name in torch_api.NON_SCALAR_RESULT_FUNCTIONS else result
 

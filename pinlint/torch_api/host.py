@@ -133,6 +133,13 @@ NON_SCALAR_RESULT_FUNCTIONS: frozenset[str] = frozenset(
     {"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "outer", "nonzero", "flatten"}
 )
 
+#: Of those, the ones that refuse inputs on different devices, 0-dimensional CPU tensors
+#: included (unlike elementwise operators): if one input is a host tensor and the call returns,
+#: every input was on the host, and so is the new tensor.
+SAME_DEVICE_FUNCTIONS: frozenset[str] = frozenset(
+    {"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack"}
+)
+
 #: ``torch.nn.functional`` functions treated like ``DATA_FIRST_FUNCTIONS`` (``F.pad(host, ...)``).
 FUNCTIONAL_DATA_FIRST: frozenset[str] = frozenset({"pad"})
 
