@@ -269,6 +269,7 @@ class WorkerPool:
         call_queue = getattr(self.pool, "_call_queue", None)
         if call_queue is not None:
             call_queue.cancel_join_thread()
+        manager = getattr(self.pool, "_executor_manager_thread", None)  # (shutdown forgets it)
         self.pool.shutdown(wait=False, cancel_futures=True)
         for process in processes:
             if process.is_alive():
@@ -277,6 +278,15 @@ class WorkerPool:
             process.join(timeout=5)
             if process.is_alive():
                 process.kill()
+        if manager is not None:
+            # The executor's thread closes its wake-up pipe as it ends; Python < 3.12 still
+            # writes to that pipe at exit and prints an ignored "Bad file descriptor" error.
+            # Once the thread is gone, nothing is left to wake.
+            manager.join(timeout=5)
+            if not manager.is_alive():
+                from concurrent.futures import process as futures_process
+
+                getattr(futures_process, "_threads_wakeups", {}).pop(manager, None)
 
 
 def default_jobs() -> int:
