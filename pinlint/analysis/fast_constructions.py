@@ -182,7 +182,10 @@ class _Walker:
                         except _Defer:
                             pairs.append((element.id, None))  # type: ignore[attr-defined]
                 else:
-                    pairs = [(e.id, UNKNOWN) for e in target.elts]  # type: ignore[attr-defined]
+                    # Unpacked from a value the full analysis may know element by element (a
+                    # summarised call's tuple): unknown here only if this path knows the value.
+                    known = UNKNOWN if value is not None else None
+                    pairs = [(e.id, known) for e in target.elts]  # type: ignore[attr-defined]
             else:
                 continue
             for name, part_value in pairs:

@@ -37,6 +37,8 @@ def dotted(node: ast.expr) -> str | None:
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 #: A name bound once, by something the interpreter binds to an unknown value.
 _UNKNOWN, _TRUE, _ASSIGN, _COMPLEX = "unknown", "true", "assign", "complex"
+#: A parameter annotated ``int`` or ``float`` (the interpreter's ``_scalar_annotation``).
+_PYDATA = "pydata"
 
 
 class _Scope:
@@ -53,7 +55,7 @@ class _Scope:
         defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
         for arg, default in [*zip(positional, defaults), *zip(args.kwonlyargs, args.kw_defaults)]:
             true = isinstance(default, ast.Constant) and default.value is True
-            self.bind(arg.arg, _TRUE if true else _UNKNOWN)
+            self.bind(arg.arg, _TRUE if true else _PYDATA if _scalar_annotation(arg.annotation) else _UNKNOWN)
         for star in (args.vararg, args.kwarg):
             if star is not None:
                 self.bind(star.arg, _UNKNOWN)
@@ -128,6 +130,19 @@ class _Scope:
                 if key:
                     self.attributes.add(key)
             stack.extend(ast.iter_child_nodes(node))
+
+
+def _scalar_annotation(annotation: ast.expr | None) -> bool:
+    """``int`` or ``float``, also ``Optional[...]`` or ``... | None`` of one."""
+    node = annotation
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        sides = [node.left, node.right]
+        if any(isinstance(s, ast.Constant) and s.value is None for s in sides):
+            node = next(s for s in sides if not (isinstance(s, ast.Constant) and s.value is None))
+    elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "Optional":
+        if not isinstance(node.slice, (ast.Tuple, ast.Slice)):
+            node = node.slice
+    return isinstance(node, ast.Name) and node.id in ("int", "float")
 
 
 def over_a_named_list(iterable: ast.expr) -> bool:

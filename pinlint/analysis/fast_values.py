@@ -7,6 +7,7 @@ import ast
 
 from pinlint import torch_api
 from pinlint.analysis.fast_scope import (
+    _PYDATA,
     _RECEIVER_METHODS,
     _TRUE,
     _UNKNOWN,
@@ -56,6 +57,8 @@ class _Classifier:
             return value
         if kind == _TRUE:
             return TRUE
+        if kind == _PYDATA:
+            return PYDATA  # `page_size: int`: a Python number
         if kind == _UNKNOWN:
             return UNKNOWN  # a parameter, loop item, `with` target, import: unknown provenance
         raise _Defer  # bound on some paths, or more than once: the flow decides
@@ -101,9 +104,13 @@ class _Classifier:
                 raise _Defer  # an attribute chain assigned in this function
             if self.is_dtype_attribute(node):
                 return DTYPE
+            if node.attr in torch_api.PYTHON_NUMBER_ATTRIBUTES:
+                return PYDATA  # `x.shape`, whatever `x` is
+            if key is not None and key.startswith("self.") and key.count(".") == 1:
+                raise _Defer  # what the class's methods assign to it: the interpreter's summaries
             # The attribute's value does not depend on the receiver's (the interpreter
             # evaluates it only for the copies it may hold).
-            return PYDATA if node.attr in torch_api.PYTHON_NUMBER_ATTRIBUTES else UNKNOWN
+            return UNKNOWN
         if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.ListComp, ast.SetComp)):
             return PYDATA
         if isinstance(node, ast.Subscript):
@@ -119,6 +126,8 @@ class _Classifier:
             left, right = self.value(node.left), self.value(node.right)
             if is_pydata(left) and is_pydata(right):
                 return PYDATA
+            if isinstance(node.op, ast.Mult) and _repeats_a_list(node, left, right):
+                return PYDATA  # `[0] * n`: a list repeated (n is a count)
             return combine([left, right], node, "an arithmetic result")
         if isinstance(node, ast.Compare):
             values = [self.value(node.left)] + [self.value(c) for c in node.comparators]
@@ -154,6 +163,12 @@ class _Classifier:
             if method == torch_api.PIN_METHOD:
                 return PINNED
             if method not in _RECEIVER_METHODS:
+                if isinstance(func.value, ast.Name) and (
+                    func.value.id == "self"
+                    or func.value.id in self.names.modules
+                    or func.value.id in self.names.from_imports
+                ):
+                    raise _Defer  # a method of the class, or a function of a module: summarised there
                 return UNKNOWN  # not a tensor method: unknown provenance, whatever the receiver
             receiver = self.value(func.value)
             if method in torch_api.VIEW_METHODS or method == torch_api.COPY_METHOD:
@@ -172,10 +187,24 @@ class _Classifier:
         if isinstance(func, ast.Name):
             if func.id in self.scope.own:
                 return UNKNOWN  # a local callable: not the builtin
+            if func.id in self.names.module_level_bindings or func.id in self.names.from_imports:
+                raise _Defer  # a function of the project: what it returns is summarised
             if func.id in torch_api.PYTHON_DATA_BUILTINS:
                 return PYDATA
             return UNKNOWN
         return UNKNOWN
+
+
+def _repeats_a_list(node: ast.BinOp, left: Value, right: Value) -> bool:
+    """``builtins.repeats_a_list`` on ``ast``: a list literal times something that is not a
+    tensor or array."""
+    for literal, other in ((node.left, right), (node.right, left)):
+        if isinstance(literal, (ast.List, ast.ListComp)) and not kinds(other) & _ARRAY_KINDS:
+            return True
+    return False
+
+
+_ARRAY_KINDS = frozenset({Kind.NUMPY, Kind.PAGEABLE, Kind.PINNED, Kind.HOST, Kind.DEVICE})
 
 
 def classify_device(node: ast.expr, torch_function) -> str:  # type: ignore[no-untyped-def]
