@@ -223,8 +223,8 @@ def _excluded_by_parents(path: Path, excluder: Excluder) -> bool:
 def _walk(
     top: Path, excluder: Excluder, respect_gitignore: bool, result: Discovery, seen: set[str], project: Path
 ) -> None:
-    # Paths are strings while walking (a project has thousands of files: `Path` objects cost
-    # more than the walk); a file that is kept becomes a `Path`.
+    # Paths are strings while walking and in the result (a project has thousands of files:
+    # `Path` objects cost more than the walk); `Discovery.files` makes them when asked.
     ignores: list[GitIgnore] = []
     inside = lexically_within(top, project)
     if respect_gitignore:

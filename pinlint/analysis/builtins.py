@@ -34,16 +34,10 @@ READ_ONLY_BUILTINS = frozenset(
 
 def repeats_a_list(node: cst.BinaryOperation, left: Value, right: Value) -> bool:
     """``[0] * n`` / ``n * [0]``: a list literal times something that is not a tensor or array."""
-    from pinlint.analysis.values import Kind, kinds
+    from pinlint.analysis.values import ARRAY_KINDS, kinds
 
     for literal, other in ((node.left, right), (node.right, left)):
-        if isinstance(literal, (cst.List, cst.ListComp)) and not kinds(other) & {
-            Kind.NUMPY,
-            Kind.PAGEABLE,
-            Kind.PINNED,
-            Kind.HOST,
-            Kind.DEVICE,
-        }:
+        if isinstance(literal, (cst.List, cst.ListComp)) and not kinds(other) & ARRAY_KINDS:
             return True
     return False
 

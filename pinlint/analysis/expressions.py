@@ -451,12 +451,12 @@ class Evaluator:
         key = dotted(items)
         if key is None or key in self.lists_changed:
             return []  # not a list we follow, or one whose elements may have been replaced
-        root = key.split(".", 1)[0]
-        if any(root in mentioned(function) for function in self.local_functions.values()):
-            return []  # a nested function may change it when it runs
         elements = self.env.get(key + ".[]")
         if not elements or not any(o.kind in HOST_KINDS for o in elements):
             return []  # no host tensor we know in it: its items stay unknown
+        root = key.split(".", 1)[0]
+        if any(root in mentioned(function) for function in self.local_functions.values()):
+            return []  # a nested function may change it when it runs
         if enumerated:
             if (
                 type(target) is cst.Tuple
@@ -671,22 +671,21 @@ class Evaluator:
         obj, name = args[0].value, args[1].value
         if type(obj) is not cst.Name or obj.value != "self":
             return None  # another object's attribute may be a method, called later through it
+        if type(name) not in (cst.SimpleString, cst.Name, cst.Attribute):
+            return None  # a computed name: which attribute is read is not known
+        # (A read only: evaluated again, harmlessly, when this returns None.)
+        name_value = self.ev(name)
         if type(name) is cst.SimpleString:
             literal = name.evaluated_value
             if not isinstance(literal, str) or not literal.isidentifier():
                 return None  # `getattr(x, "a.b")` raises, `getattr(x, "not valid")` is no attribute we read
             attributes: tuple[str, ...] = (literal,)
-        elif (
-            self.own_fields
-            and type(name) in (cst.Name, cst.Attribute)  # reads only: evaluated again if not this
-            and self.ev(name) == FIELD_NAME
-        ):
+        elif self.own_fields and name_value == FIELD_NAME:
             attributes = self.own_fields  # `getattr(self, f.name)` in `for f in fields(self):`
         else:
             return None  # a computed name: which attribute is read is not known
         if self.summaries is None or any(self.summaries.is_method(self, a) for a in attributes):
             return None  # a bound method, called later (what it assigns is then unknown): as before
-        self.ev(name)
         values = [self.ev(a.value) for a in args[2:]]  # the default, when the attribute is missing
         for attribute in attributes:
             key = (obj.value, attribute)

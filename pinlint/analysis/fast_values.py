@@ -17,6 +17,7 @@ from pinlint.analysis.fast_scope import (
 )
 from pinlint.analysis.names import FileNames
 from pinlint.analysis.values import (
+    ARRAY_KINDS,
     DTYPE,
     MAYBE_PINNED_KINDS,
     NUMPY,
@@ -199,12 +200,9 @@ def _repeats_a_list(node: ast.BinOp, left: Value, right: Value) -> bool:
     """``builtins.repeats_a_list`` on ``ast``: a list literal times something that is not a
     tensor or array."""
     for literal, other in ((node.left, right), (node.right, left)):
-        if isinstance(literal, (ast.List, ast.ListComp)) and not kinds(other) & _ARRAY_KINDS:
+        if isinstance(literal, (ast.List, ast.ListComp)) and not kinds(other) & ARRAY_KINDS:
             return True
     return False
-
-
-_ARRAY_KINDS = frozenset({Kind.NUMPY, Kind.PAGEABLE, Kind.PINNED, Kind.HOST, Kind.DEVICE})
 
 
 def classify_device(node: ast.expr, torch_function) -> str:  # type: ignore[no-untyped-def]

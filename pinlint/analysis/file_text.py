@@ -45,6 +45,7 @@ class FileText:
         self._strings: list[tuple[int, int]] | None = None
         self._host_constants: dict[str, bool] = {}
         self._constant_truths: dict[str, bool | None] = {}
+        self._literal_constants: dict[str, list[re.Match[str]]] | None = None
 
     def classes(self) -> list[ClassRange]:
         if self._classes is None:
@@ -329,7 +330,11 @@ class FileText:
         it is not one. (Another module may still assign it: tests that monkeypatch a flag are
         read as the file states it.)"""
         if name not in self._constant_truths:
-            found = [m for m in _LITERAL_CONSTANT.finditer(self.text) if m.group(1) == name]
+            if self._literal_constants is None:
+                self._literal_constants = {}
+                for match in _LITERAL_CONSTANT.finditer(self.text):  # one pass for every name asked
+                    self._literal_constants.setdefault(match.group(1), []).append(match)
+            found = self._literal_constants.get(name, [])
             truth = None
             if (
                 len(found) == 1

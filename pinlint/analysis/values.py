@@ -45,6 +45,8 @@ class Kind(enum.Enum):
 HOST_KINDS = frozenset({Kind.PAGEABLE, Kind.PINNED, Kind.HOST})
 #: Kinds that are tensors (``torch.tensor(value, pin_memory=...)`` would raise).
 TENSOR_KINDS = frozenset({Kind.PAGEABLE, Kind.PINNED, Kind.HOST, Kind.DEVICE})
+#: Tensors and numpy arrays: ``[0] * x`` of one is no repeated list.
+ARRAY_KINDS = TENSOR_KINDS | {Kind.NUMPY}
 #: Kinds a host tensor that may be pinned has (a cast to its own dtype returns it, pinned or not).
 MAYBE_PINNED_KINDS = frozenset({Kind.PINNED, Kind.HOST})
 PYDATA_KINDS = frozenset({Kind.PYDATA})
