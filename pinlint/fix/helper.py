@@ -22,6 +22,7 @@ more than the device declines the fix. Fixed code never imports pinlint.
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from collections import Counter
 from dataclasses import dataclass
@@ -103,6 +104,10 @@ class HelperChoice:
         return f"{self.call_name}({device})"
 
 
+#: ``import *`` however spaced or continued: without it in the text, no star import exists.
+_STAR_IMPORT = re.compile(r"\bimport[\s\\]*\*")
+
+
 class FileContext:
     """One file's text, parsed with ``ast``, and its scopes: built only for files with a fix."""
 
@@ -118,9 +123,11 @@ class FileContext:
         self._ending: dict[str, list[str]] = {}
         self._helpers: list[tuple[str, Binding]] | None = None
         #: Rows of `from m import *` (legal only at module level): each may rebind any name.
-        self.star_import_rows = [
-            n.lineno for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)
-        ]
+        self.star_import_rows = (
+            [n.lineno for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)]
+            if _STAR_IMPORT.search(text)
+            else []  # no `import *` in the text at all: the walk over the whole tree would find none
+        )
 
     @classmethod
     def build(cls, path: Path | None, text: str, root: Path | None) -> FileContext | str:

@@ -111,6 +111,9 @@ class Project:
     first_party: frozenset[str] = frozenset()
     #: path -> the modules it imports, read on demand for the cycle walk.
     _import_memo: dict[str, list[str]] = field(default_factory=dict)
+    #: module -> its file found under the root (or None), for modules the scan did not read: the
+    #: cycle walk asks for the same modules once per fix, each a few filesystem lookups.
+    _path_memo: dict[str, str | None] = field(default_factory=dict)
 
     def add(self, path: Path, facts: ModuleFacts, module: str | None) -> None:
         key = str(_abs(path))
@@ -213,8 +216,14 @@ class Project:
             return self.modules[module]
         if self.root is None or not module.replace(".", "").replace("_", "").isalnum():
             return None
+        if module not in self._path_memo:
+            self._path_memo[module] = self._find_module(self.root, module)
+        return self._path_memo[module]
+
+    @staticmethod
+    def _find_module(root: Path, module: str) -> str | None:
         parts = module.split(".")
-        for base in (self.root, self.root / "src"):
+        for base in (root, root / "src"):
             for candidate in (base.joinpath(*parts) / "__init__.py", base.joinpath(*parts[:-1], parts[-1] + ".py")):
                 if candidate.is_file():
                     return str(_abs(candidate))
