@@ -31,6 +31,7 @@ from pinlint.analysis.values import (
     HOST_DEVICE,
     HOST_KINDS,
     HOST_ORIGIN,
+    MAYBE_PINNED_KINDS,
     NUMPY,
     PINNED,
     PYDATA,
@@ -52,6 +53,8 @@ class Summaries(Protocol):
     """What the rest of the file says about names this function does not bind itself."""
 
     def attribute(self, evaluator: Evaluator, key: str) -> Value | None: ...
+
+    def attribute_elements(self, evaluator: Evaluator, key: str, suffix: str) -> Value | None: ...
 
     def call(self, evaluator: Evaluator, call: cst.Call) -> Value | None: ...
 
@@ -143,6 +146,9 @@ class Evaluator:
         self.local_functions: dict[str, cst.FunctionDef] = {}
         #: Lists whose elements may no longer be the recorded ones (``iterated``).
         self.lists_changed: set[str] = set()
+        #: ``self.<attr>.[]`` / ``self.<attr>.{}`` -> every element this function put in the list
+        #: (dict) it stored there: what other methods read from it (``attribute_elements``).
+        self.attribute_elements: dict[str, Value] = {}
         #: Tensors named by code that a module constant rules out -> that constant (``rule_out``).
         self.assumed: dict[Origin, str] = {}
         #: The module constant the last ``test_truth`` read, until ``rule_out`` takes it.
@@ -192,6 +198,36 @@ class Evaluator:
         key = dotted(node)
         elements = self.env.get(key + ".[]") if key is not None else None
         return elements or None  # an empty list: nothing known to combine
+
+    def set_elements(self, key: str, suffix: str, value: Value) -> None:
+        """What the list (``.[]``) or dict (``.{}``) bound to ``key`` may hold now: every element
+        ever put in it, as far as this function sees (an over-approximation)."""
+        self.env.set(key + suffix, value)
+        if key.startswith("self.") and key.count(".") == 1:
+            element_key = key + suffix
+            self.attribute_elements[element_key] = self.attribute_elements.get(element_key, frozenset()) | value
+
+    def add_elements(self, node: cst.BaseExpression, value: Value) -> None:
+        """``bufs.extend(xs)``, ``bufs += xs``, ``d.update(m)``: ``value`` may be among its elements now."""
+        key = dotted(node)
+        if key is None:
+            return
+        for suffix in (".[]", ".{}"):
+            current = self.env.get(key + suffix)
+            if current is not None:
+                self.set_elements(key, suffix, current | value)
+
+    def known_elements(self, key: str, suffix: str) -> Value | None:
+        """The elements of the list (dict) at ``key`` that this function built, or that the
+        class's methods put in ``self.<attr>``; None when not known (or possibly changed)."""
+        if key in self.lists_changed:
+            return None  # an item replaced or removed, or an alias written: not the recorded ones
+        elements = self.env.get(key + suffix)
+        if elements is not None:
+            return elements or None
+        if self.summaries is not None and key.startswith("self.") and key.count(".") == 1 and key not in self.env:
+            return self.summaries.attribute_elements(self, key, suffix)
+        return None
 
     def step(self) -> None:
         self.steps += 1
@@ -448,10 +484,19 @@ class Evaluator:
         assigned or deleted, ``pop``/``remove``/``clear``, or handed to other code)."""
         items = self.iterable(iterable)
         enumerated = items is not iterable
+        suffix = ".[]"
+        if (
+            type(items) is cst.Call
+            and type(items.func) is cst.Attribute
+            and items.func.attr.value == "values"
+            and not items.args
+            and not enumerated
+        ):
+            items, suffix = items.func.value, ".{}"  # `for t in d.values():` of a dict it built
         key = dotted(items)
-        if key is None or key in self.lists_changed:
-            return []  # not a list we follow, or one whose elements may have been replaced
-        elements = self.env.get(key + ".[]")
+        if key is None:
+            return []  # not a list we follow
+        elements = self.known_elements(key, suffix)
         if not elements or not any(o.kind in HOST_KINDS for o in elements):
             return []  # no host tensor we know in it: its items stay unknown
         root = key.split(".", 1)[0]
@@ -507,11 +552,36 @@ class Evaluator:
                     basic = False  # advanced (mask or index-list) indexing copies into a new tensor
         if type(node.value) is cst.Attribute and node.value.attr.value in torch_api.PYTHON_NUMBER_ATTRIBUTES:
             return base  # `x.shape[0]`, `x.shape[1:]`: Python ints
+        item = self._item(node, base)
+        if item is not None:
+            return item
         if is_pydata(base):
             return UNKNOWN  # an element of Python data may be anything (even an ndarray)
         if basic:
             return base  # a view shares the base's storage: same origin, same pinnedness
         return derived(base, node, "an indexing result")
+
+    def _item(self, node: cst.Subscript, base: Value) -> Value | None:
+        """``bufs[i]`` / ``d[k]`` of a list (dict) of tensors whose elements are known, when they
+        all agree: an index picks one element, which one is not known here. (Mixed elements,
+        pageable and pinned, could be the pinned one every time: unknown.)"""
+        if is_tensor(base) or len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
+            return None  # a tensor's own indexing, a slice (a list again) or several indices
+        if node.slice[0].slice.star is not None:
+            return None
+        key = dotted(node.value)
+        if key is None:
+            return None
+        for suffix in (".[]", ".{}"):
+            elements = self.known_elements(key, suffix)
+            if not elements:
+                continue
+            if all(o.kind is Kind.PAGEABLE for o in elements) or all(
+                o.kind in MAYBE_PINNED_KINDS or o.kind is Kind.DEVICE for o in elements
+            ):
+                return elements
+            return None
+        return None
 
     # ------------------------------------------------------------------ calls
     def _call(self, call: cst.Call) -> Value:
@@ -577,6 +647,8 @@ class Evaluator:
                 self._appended(func.value, call)
             elif method in _LIST_REPLACING_METHODS:
                 self.list_changed(func.value)  # `bufs.clear()`: what it held is gone
+            elif method in _LIST_GROWING_METHODS:
+                self.add_elements(func.value, UNKNOWN)  # `bufs.extend(xs)`: other elements too
             if (
                 self.summaries is not None
                 and type(func.value) is cst.Name
@@ -602,6 +674,16 @@ class Evaluator:
                     return made  # `mod.Batch(...)`: an object of a class of an imported project module
                 if self.summaries.project.function(self.file_names, func) is not None:
                     return self._summarised(call)  # `helpers.f(...)`: a function of an imported project module
+            if (
+                self.summaries is not None
+                and type(func.value) is cst.Name
+                and func.value.value not in self.env
+                and func.value.value not in self.file_names.from_imports
+                and func.value.value not in self.file_names.modules
+                and objects.class_of_file(self.summaries, func.value.value) is not None
+                and objects.class_level_method(self.summaries, func.value.value, method)
+            ):
+                return self._summarised(call)  # `Batch.from_list(...)`: a classmethod of this file
             if (
                 type(func.value) is cst.Name
                 and func.value.value not in self.env
@@ -718,7 +800,7 @@ class Evaluator:
         if key is None or len(args) != 1 or key + ".[]" not in self.env:
             return  # not a list this function built: its elements are not ours to know
         current = self.env.get(key + ".[]")
-        self.env.set(key + ".[]", (current or frozenset()) | self.value_of(args[0]))
+        self.set_elements(key, ".[]", (current or frozenset()) | self.value_of(args[0]))
 
     def _escaping_args(self, call: cst.Call, callee: str) -> None:
         """Evaluate arguments handed to code we do not see: it may keep or write them, and
@@ -923,7 +1005,9 @@ class Evaluator:
 
 #: List methods after which a list may hold other elements than the ones recorded (removed or
 #: replaced ones; ``extend`` and ``insert`` only add elements, which stay unknown).
-_LIST_REPLACING_METHODS = frozenset({"pop", "remove", "clear", "__setitem__", "__delitem__"})
+_LIST_REPLACING_METHODS = frozenset({"pop", "remove", "clear", "__setitem__", "__delitem__", "popitem"})
+#: List and dict methods that add elements we do not follow.
+_LIST_GROWING_METHODS = frozenset({"extend", "insert", "update", "setdefault", "__iadd__", "__ior__"})
 
 
 def _nonlocal_names(function: cst.FunctionDef) -> set[str]:

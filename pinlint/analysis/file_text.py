@@ -93,6 +93,51 @@ class FileText:
         self._attribute_memo[memo_key] = found
         return found
 
+    def elements_only_read(self, class_name: str, attr: str, assignments: list[int], fillers: set[int]) -> bool:
+        """Does the file only read the elements of the list (dict) in ``self.<attr>`` of the class
+        family? Every mention of ``.<attr>`` (but ``self.<attr>`` inside other classes: another
+        object) must be one of: its assignments (``assignments``, 0-based lines),
+        ``self.<attr>.append(...)`` in a method that assigns it (``fillers``: their def lines),
+        ``self.<attr>[i]`` read (not stored into, not deleted), or the list itself read where
+        nothing can change it: ``for x in self.<attr>``, ``len(...)``, ``enumerate(...)``,
+        ``torch.cat(...)``/``torch.stack(...)``. Any other use (passed to code, aliased,
+        ``.pop()``, another object's ``.<attr>``, the name in a string: ``getattr``) may change
+        what it holds."""
+        text = self.text
+        family = self.family(class_name)
+        if family is None or f'"{attr}"' in text or f"'{attr}'" in text:
+            return False
+        assigned = set(assignments)
+        for match in re.finditer(r"\.%s\b" % re.escape(attr), text):
+            begin = match.start()
+            before = text[begin - 5] if begin >= 5 else " "
+            if not (text.startswith("self", begin - 4) and not (before.isalnum() or before in "_.")):
+                return False  # another object's attribute of that name: maybe ours, changed there
+            line = self.line_of(begin)
+            if not any(c.start < line < c.end for c in family) or any(
+                c.start < line < c.end and c.indent > _class_indent(family, line) for c in self.classes()
+            ):
+                continue  # the `self` of another class (or of a class nested in this one)
+            if line in assigned:
+                continue
+            head = text[text.rfind("\n", 0, begin) + 1 : begin - 4]
+            if head.lstrip().startswith("del "):
+                return False
+            line_end = text.find("\n", match.end())
+            tail = text[match.end() : line_end if line_end >= 0 else len(text)].lstrip(" \t")
+            if tail.startswith(".append("):
+                if self.enclosing_def(line) not in fillers:
+                    return False  # filled by another method (or from outside): not followed
+                continue
+            if tail.startswith("["):
+                if not _read_only_subscript(tail):
+                    return False  # `self.bufs[0] = x`, `self.bufs[i] += y`, or one we cannot tell
+                continue
+            if _READING_CONTEXT.search(head) and _CLOSING_CONTEXT.match(tail):
+                continue
+            return False
+        return True
+
     def _module_state(self, attr: str) -> bool:
         """``attr`` is registered as an ``nn.Module`` buffer or parameter somewhere in the file
         (``register_buffer("attr", ...)``, ``"attr" in self._buffers``, ``self.attr =
@@ -484,6 +529,54 @@ class FileText:
         return self._def_index.get(name, [])
 
 
+#: Before ``self.<attr>``: a read of the whole list that cannot change it.
+_READING_CONTEXT = re.compile(r"(?:\bin[ \t]+|\b(?:len|enumerate|torch\.cat|torch\.stack)\([ \t]*)$")
+#: After it: the end of that read (``:`` of a ``for``, ``)`` of the call, more of a comprehension).
+_CLOSING_CONTEXT = re.compile(r"(?::|\)|\]|[ \t]+if\b|[ \t]*$)")
+#: An assignment at the start of what follows a subscript: ``=``, ``+=``, ``**=``... (not ``==``).
+_STORE_AFTER = re.compile(r"(?:\*\*|//|<<|>>|[-+*/%&|^@])?=(?!=)")
+
+
+def _read_only_subscript(tail: str) -> bool:
+    """``tail`` starts with ``[``: is the subscript, closed on this line, only read? Past its
+    ``]``, no assignment at the same bracket depth (``self.bufs[0] = x``, ``self.bufs[i], y = ...``),
+    until a bracket of the enclosing expression closes (``f(self.bufs[0], k=1)``) or a comment."""
+    depth = 0
+    closed = False
+    quote = ""
+    i = 0
+    while i < len(tail):
+        char = tail[i]
+        if quote:
+            if char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+        elif char == "#":
+            break
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0 and not closed:
+                closed = True
+            elif depth < 0:
+                return closed  # inside an enclosing expression: not an assignment target
+        elif closed and depth == 0 and char in "=+-*/%&|^@<>:":
+            if char in "<>!" and tail.startswith("=", i + 1) and tail[i : i + 3] not in ("<<=", ">>="):
+                i += 2
+                continue  # `<=`, `>=`: comparisons
+            if char == ":" and tail.startswith("=", i + 1):
+                return False
+            if _STORE_AFTER.match(tail, i):
+                return False
+            if char == "=" and tail.startswith("==", i):
+                i += 2
+                continue
+        i += 1
+    return closed  # a subscript left open at the line's end: not one we can read
+
+
 _REFERENCED_ATTRIBUTE = re.compile(r"\.([A-Za-z_]\w*)\b(?![ \t]*[(.=\w])")
 _TOP_LEVEL_ASSIGNMENT = re.compile(r"^([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
 _DEF_LINE = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.M)
@@ -504,7 +597,9 @@ _INDIRECT_NEEDLES = (
         re.compile(r"vars\(\s*(?P<target>[\w.]*)\s*\)\s*(?:\[\s*(?:(?P<q>['\"])(?P<name>\w+)(?P=q))?|\.update\b)"),
     ),
 )
-_DEL_OR_FOR = re.compile(r"\b(?:del|for)\b[^=]*$")
+#: Before ``self.<attr>``: a ``del``, or a ``for`` whose target it is (no ``in`` yet: ``for b in
+#: self.bufs`` reads it).
+_DEL_OR_FOR = re.compile(r"\bdel\b[^=]*$|\bfor\b(?:(?!\bin\b)[^=])*$")
 #: A line that assigns: its indentation and its target list (``a, b.c, d = ...``).
 _ASSIGNMENT_LINE = re.compile(r"([ \t]*)((?:[\w.]+[ \t]*,[ \t]*)*[\w.]+)[ \t]*,?[ \t]*(?::[^=\n]*)?=(?!=)")
 #: After ``.attr``: an assignment to it (``= v``, ``: T = v``; not ``==``).

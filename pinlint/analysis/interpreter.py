@@ -498,6 +498,15 @@ class Interpreter(Evaluator):
             if type(small.operator) is not cst.AddAssign:
                 self.list_changed(small.target)  # `bufs *= 0` empties it; `+=` only adds
             operand = self.ev(small.value)
+            if type(small.operator) is cst.AddAssign:
+                # `bufs += [t]`: t is among its elements now (`bufs += xs`: anything may be).
+                added = (
+                    [self.value_of(e.value) for e in small.value.elements if type(e) is cst.Element]
+                    if type(small.value) in (cst.List, cst.Tuple)
+                    and all(type(e) is cst.Element for e in small.value.elements)
+                    else [UNKNOWN]
+                )
+                self.add_elements(small.target, frozenset().union(*added) if added else frozenset())
             target = self.ev(small.target)
             self._record_binding(small.target)
             key = dotted(small.target)
@@ -630,10 +639,21 @@ class Interpreter(Evaluator):
                 self.attribute_values[key] = self.attribute_values.get(key, frozenset()) | value
         self.env.bind(key, value)
         if type(value_node) in (cst.List, cst.Tuple):
-            elements = [self.value_of(e.value) for e in value_node.elements]
-            self.env.set(key + ".[]", frozenset().union(*elements) if elements else frozenset())
+            elements = [
+                self.value_of(e.value) if type(e) is cst.Element else UNKNOWN  # `*rest`: not followed
+                for e in value_node.elements
+            ]
+            self.set_elements(key, ".[]", frozenset().union(*elements) if elements else frozenset())
         elif type(value_node) is cst.ListComp:
-            self.env.set(key + ".[]", self.value_of(value_node.elt))
+            self.set_elements(key, ".[]", self.value_of(value_node.elt))
+        elif type(value_node) is cst.Dict:
+            values = [
+                self.value_of(e.value) if type(e) is cst.DictElement else UNKNOWN  # `**other`: not followed
+                for e in value_node.elements
+            ]
+            self.set_elements(key, ".{}", frozenset().union(*values) if values else frozenset())
+        elif type(value_node) is cst.DictComp:
+            self.set_elements(key, ".{}", self.value_of(value_node.value))
 
 
 #: Annotations that make a parameter a Python number. (Not `bool`: a flag stays a parameter, for

@@ -33,9 +33,13 @@ _NOT_FIELD = re.compile(r"^[ \t]*(?:def|class|async|@|return|if|for|while|with|t
 def construct(summaries: FileSummaries, evaluator: Evaluator, call: cst.Call) -> Value | None:
     """The object ``call`` makes when it calls a project class, else None."""
     func = call.func
-    if isinstance(func, cst.Name) and func.value in evaluator.env:
+    own_class = _called_cls(summaries, evaluator, func)
+    if own_class is not None:
+        found: tuple[FileSummaries, ClassRange] | None = (summaries, own_class)
+    elif isinstance(func, cst.Name) and func.value in evaluator.env:
         return None  # a local named like a class
-    found = _class(summaries, func)
+    else:
+        found = _class(summaries, func)
     if found is None:
         return None
     owner, cls = found
@@ -151,6 +155,77 @@ def _summaries_of(summaries: FileSummaries, path: str) -> FileSummaries | None:
         return None  # another file's object, seen from a file that follows no imports
     foreign = summaries.project.file(path)
     return foreign.summaries if foreign is not None else None
+
+
+def _called_cls(summaries: FileSummaries, evaluator: Evaluator, func: cst.BaseExpression) -> ClassRange | None:
+    """The class that ``cls(...)`` constructs in a ``@classmethod`` of it (``cls`` being its
+    first parameter, never rebound): that class when no class of the file derives from it (a
+    subclass calling the classmethod would make one of its own, with its own ``__init__``)."""
+    scope = evaluator.scope
+    class_name = getattr(evaluator, "class_name", None)
+    if (
+        type(func) is not cst.Name
+        or class_name is None
+        or type(scope) is not cst.FunctionDef
+        or not scope.params.params
+        or scope.params.params[0].name.value != func.value
+        or not _is_classmethod(summaries, evaluator, scope)
+    ):
+        return None
+    bound = evaluator.env.get(func.value) or frozenset()
+    if len(bound) != 1 or next(iter(bound)).node is not scope.params.params[0]:
+        return None  # `cls = other` in the method: not the class any more
+    cls = _top_level_class(summaries.scan, class_name)
+    if cls is None or any(class_name in c.bases for c in summaries.scan.classes() if c is not cls):
+        return None  # not one top-level class of this file, or one with subclasses here
+    return cls
+
+
+def class_of_file(summaries: FileSummaries, name: str) -> ClassRange | None:
+    """The one top-level class ``name`` of this file, if it is one."""
+    return _top_level_class(summaries.scan, name)
+
+
+def class_level_method(summaries: FileSummaries, class_name: str, method: str) -> list[int]:
+    """The def line of ``method`` in class ``class_name`` when it is one ``@classmethod`` or
+    ``@staticmethod`` there (called on the class, its parameters are the call's arguments; an
+    instance method would take the object first); else []."""
+    cls = _top_level_class(summaries.scan, class_name)
+    if cls is None:
+        return []
+    starts = [
+        line
+        for line, indented in summaries.scan.defs(method)
+        if indented and cls.start < line < cls.end and summaries.scan.class_at(line) == class_name
+    ]
+    if len(starts) != 1 or _decorators(summaries.lines, starts[0]) not in (["classmethod"], ["staticmethod"]):
+        return []
+    return starts
+
+
+def _decorators(lines: list[str], start: int) -> list[str]:
+    """The one-line decorators right above the ``def`` on 0-based line ``start`` (comments between
+    them skipped), as written after the ``@``."""
+    found = []
+    row = start - 1
+    while row >= 0 and lines[row].strip().startswith(("@", "#")):
+        text = lines[row].strip()
+        if text.startswith("@"):
+            found.append(text[1:].strip())
+        row -= 1
+    return found
+
+
+def _is_classmethod(summaries: FileSummaries, evaluator: Evaluator, scope: cst.FunctionDef) -> bool:
+    """``@classmethod`` decorates the method: in its tree, or (a parsed segment starts at the
+    ``def``) on the lines right above it, one decorator per line."""
+    if scope.decorators:
+        return any(type(d.decorator) is cst.Name and d.decorator.value == "classmethod" for d in scope.decorators)
+    start = getattr(evaluator, "segment_start", None)
+    defined = re.match(r"[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", summaries.lines[start]) if start is not None else None
+    if defined is None or defined.group(1) != scope.name.value:
+        return False  # a function nested in the method: its first parameter is not the class
+    return "classmethod" in _decorators(summaries.lines, start)
 
 
 def _class(summaries: FileSummaries, func: cst.BaseExpression) -> tuple[FileSummaries, ClassRange] | None:

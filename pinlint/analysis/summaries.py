@@ -272,6 +272,40 @@ class FileSummaries:
             return None
         return union
 
+    def attribute_elements(self, evaluator: Evaluator, key: str, suffix: str) -> Value | None:
+        """The elements of the list (``.[]``) or dict (``.{}``) that the class's methods store in
+        ``self.<attr>`` and fill (displays, comprehensions, ``.append``), when nothing else in
+        the file can change what it holds; else None (unknown)."""
+        class_name = getattr(evaluator, "class_name", None)
+        if class_name is None or self.depth >= MAX_DEPTH:
+            return None
+        attr = key.split(".", 1)[1]
+        lines = self.scan.attribute_lines(class_name, attr)
+        if not lines or self._registered_by_foreign_base(class_name, attr):
+            return None
+        starts = {self.scan.enclosing_def(line) for line in lines}
+        if None in starts or getattr(evaluator, "segment_start", None) in starts:
+            # At class level; or the asking method stores it too (its own walk knows what).
+            return None
+        if not self.scan.elements_only_read(class_name, attr, lines, starts):  # type: ignore[arg-type]
+            return None
+        values: list[Value] = []
+        for start in sorted(starts):  # type: ignore[type-var]
+            parsed = self._deeper(start)  # type: ignore[arg-type]
+            if parsed is None:
+                return None
+            found: Value | None = None
+            for interpreter in parsed.interpreters:
+                if key in interpreter.lists_changed:
+                    return None  # an item replaced or removed there
+                elements = interpreter.attribute_elements.get(key + suffix)
+                if elements is not None:
+                    found = (found or frozenset()) | elements
+            if found is None:
+                return None  # stored something other than a list (dict) it builds: unknown
+            values.append(found)
+        return frozenset().union(*values) or None
+
     def _registered_by_foreign_base(self, class_name: str, attr: str) -> bool:
         """A base class imported from another project file may register ``attr`` as a buffer or
         parameter: ``nn.Module.__setattr__`` then stores this file's ``self.<attr> = ...`` into
@@ -369,6 +403,16 @@ class FileSummaries:
                 # Bound again in module code (`make = make_pinned` under an `if`, an import of
                 # that name, `global make` in a function): which function runs is not known.
                 return None
+        elif (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value not in evaluator.env
+            and func.value.value not in self.names.from_imports
+            and func.value.value not in self.names.modules
+            and objects.class_of_file(self, func.value.value) is not None
+        ):
+            # `Batch.from_list(...)`: a classmethod (or staticmethod) of a class of this file.
+            starts = objects.class_level_method(self, func.value.value, func.attr.value)
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value != "self":
             if self.project is None or func.value.value in evaluator.env:
                 return None  # a local object's method, not a module's function
