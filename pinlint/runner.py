@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from pinlint import lint, source
+from pinlint import source
 from pinlint.core.results import EMPTY, AnalysisSettings, FileAnalysis, FileResult, Timings
 from pinlint.core.syntax import checked
 from pinlint.core.text import digest
@@ -26,6 +26,8 @@ T = TypeVar("T")
 
 
 def analyze_bytes(path: str, data: bytes, settings: AnalysisSettings, need_digest: bool = True) -> FileResult:
+    from pinlint import lint  # here, not at the top: a run served by the cache never needs it
+
     rules = lint.rule_set(settings)
     wants_helper = lint.teaches_helper(data)
     teaches_idiom = lint.mentions_idiom(data)
@@ -179,6 +181,8 @@ def _process_isolated(path: str, settings: AnalysisSettings, need_digest: bool) 
 def _process_guarded(path: str, settings: AnalysisSettings, need_digest: bool) -> FileResult:
     """In-process ``_process``, moving the rare parser-crash suspects into a child (only files
     that libcst will parse: the others are read by text scans and CPython's own parser)."""
+    from pinlint import lint
+
     got = _read(path)
     if isinstance(got, FileResult):
         return got
@@ -227,11 +231,14 @@ def _exit_with_parent() -> None:
 
 
 def _warm_worker() -> None:
-    """Worker start-up, while the parent is still discovering files: import libcst here."""
+    """Worker start-up, while the parent is still discovering files: import the analysis and
+    libcst here (the parent imports neither unless it analyses a file itself)."""
     _exit_with_parent()
     if sys.getrecursionlimit() < _RECURSION_LIMIT:
         sys.setrecursionlimit(_RECURSION_LIMIT)
     import libcst  # noqa: F401
+
+    from pinlint import lint  # noqa: F401
 
 
 def _mp_context():  # type: ignore[no-untyped-def]

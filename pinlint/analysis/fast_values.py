@@ -168,8 +168,11 @@ class _Classifier:
                     func.value.id == "self"
                     or func.value.id in self.names.modules
                     or func.value.id in self.names.from_imports
+                    or (func.value.id in self.names.top_level_classes and func.value.id not in self.scope.own)
                 ):
-                    raise _Defer  # a method of the class, or a function of a module: summarised there
+                    # A method of the class, a function of a module, or a classmethod of a class
+                    # of the file (`Plan.build(...)`): summarised there.
+                    raise _Defer
                 return UNKNOWN  # not a tensor method: unknown provenance, whatever the receiver
             receiver = self.value(func.value)
             if method in torch_api.VIEW_METHODS or method == torch_api.COPY_METHOD:

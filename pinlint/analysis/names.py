@@ -62,6 +62,8 @@ class FileNames:
     helper_attribute_calls: list[tuple[str, str]] = field(default_factory=list)
     #: Names bound at module level by something other than an import (def, class, assignment).
     module_level_bindings: set[str] = field(default_factory=set)
+    #: Names of the ``class`` statements at module level.
+    top_level_classes: set[str] = field(default_factory=set)
     #: 0-based index of the last line of the last module-level import (where new imports go).
     last_top_level_import_line: int | None = None
     #: top-level package -> 0-based index of the last line of its last module-level import,
@@ -80,7 +82,7 @@ class FileNames:
 
 _IMPORT_LINE = re.compile(r"^([ \t]*)(?:from[ \t]+[\w.]+[ \t]+import\b|import[ \t])", re.M)
 _TOP_LEVEL_BINDING = re.compile(
-    r"^(?:(?:async[ \t]+)?def|class)[ \t]+(\w+)|^([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.M
+    r"^(?:(?:async[ \t]+)?def|(class))[ \t]+(\w+)|^([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.M
 )
 
 
@@ -144,9 +146,11 @@ def scan_names(text: str, lines: list[str] | None = None) -> FileNames:
         for package, end in group_ends.items():
             names.import_group_lines[package] = text.count("\n", 0, end)
     for match in _TOP_LEVEL_BINDING.finditer(text):
-        name = match.group(1) or match.group(2)
+        name = match.group(2) or match.group(3)
         if name not in ("import", "from"):
             names.module_level_bindings.add(name)
+            if match.group(1):
+                names.top_level_classes.add(name)
     if (
         "*" in names.from_imports
         and not names.torch_modules

@@ -11,8 +11,9 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pinlint import catalog, lint, noqa, runner, source
+from pinlint import catalog, noqa, runner, source
 from pinlint.app import foreign_findings
 from pinlint.app.diagnostic_cache import KeptDiagnostics
 from pinlint.app.options import CheckOptions, analysis_settings, cache_dir, uses_cache
@@ -24,15 +25,14 @@ from pinlint.core.diagnostics import Applicability, Diagnostic, Edit, Fix
 from pinlint.core.paths import display_path
 from pinlint.core.results import AnalysisSettings, FileAnalysis, FileResult, Finding, FixPlan
 from pinlint.core.text import digest
-from pinlint.fix.apply import unified_diff
-from pinlint.fix.helper import ConfiguredHelper, FileContext, HelperChoice, HelperResolver
-from pinlint.fix.imports import import_edit
-from pinlint.fix.layout import explode_long_calls
-from pinlint.fix.loop import fix_text
 from pinlint.fix.project import Known, Project, find_root, scan
-from pinlint.fix.scope import byte_column
-from pinlint.fix.style import line_length
-from pinlint.fix.write import ChangedOnDisk, atomic_write
+
+if TYPE_CHECKING:
+    from pinlint.fix.helper import FileContext, HelperChoice, HelperResolver
+
+# Completing and applying fixes (pinlint.fix.helper, .loop, ...), and the analysis itself
+# (pinlint.lint), are imported where they are used: a warm run whose files all come from the
+# cache needs none of them, and their import is a noticeable part of its time.
 
 
 class DiagnosticBuilder:
@@ -55,6 +55,8 @@ class DiagnosticBuilder:
 
     @property
     def resolver(self) -> HelperResolver:
+        from pinlint.fix.helper import ConfiguredHelper, HelperResolver
+
         if self._resolver is None:
             configured = (
                 ConfiguredHelper.parse(self.config.pin_memory_helper) if self.config.pin_memory_helper else None
@@ -65,6 +67,8 @@ class DiagnosticBuilder:
     @property
     def line_length(self) -> int:
         """The project's configured line length (ruff, black, flake8; else 88)."""
+        from pinlint.fix.style import line_length
+
         if self._line_length is None:
             self._line_length = line_length(self.project.root or self.config.root)
         return self._line_length
@@ -88,6 +92,8 @@ class DiagnosticBuilder:
         return out
 
     def _context(self, path: Path, text: str | None) -> FileContext | str:
+        from pinlint.fix.helper import FileContext
+
         if text is None:
             try:
                 text = source.decode(path.read_bytes()).text
@@ -96,6 +102,8 @@ class DiagnosticBuilder:
         return FileContext.build(path, text, self.project.root)
 
     def _choice(self, finding: Finding, ctx: FileContext) -> HelperChoice | str:
+        from pinlint.fix.scope import byte_column
+
         plan = finding.fix_plan
         assert plan is not None
         hole = next((e.location for e in plan.edits if e.helper_call), finding.location)
@@ -137,6 +145,9 @@ class DiagnosticBuilder:
     def _fix(
         self, plan: FixPlan, choice: HelperChoice, ctx: FileContext, note: str | None
     ) -> tuple[Fix | None, str | None]:
+        from pinlint.fix.imports import import_edit
+        from pinlint.fix.layout import explode_long_calls
+
         call = choice.render(plan.device_text)
         edits = [Edit(e.content(call), e.location, e.end_location) for e in plan.edits]
         edits = explode_long_calls(ctx.lines, ctx.tree, edits, self.line_length)
@@ -309,6 +320,8 @@ def _relinter(  # type: ignore[no-untyped-def]
     file other files report into, those files' analyses of the candidate text)."""
 
     def relint(text: str) -> tuple[list[Diagnostic] | None, str | None]:
+        from pinlint import lint
+
         analysis = lint.analyze_text(text, settings, newline=source.detect_newline(text), path=str(path))
         if analysis.syntax_error is not None:
             return None, analysis.syntax_error[2]
@@ -329,6 +342,8 @@ def _fix(
     run: CheckRun,
     sources: list[str] | None = None,
 ) -> tuple[str, list[Diagnostic], list[Diagnostic]]:
+    from pinlint.fix.loop import fix_text
+
     outcome = fix_text(text, diagnostics, options.unsafe_fixes, _relinter(path, settings, builder, sources))
     run.dropped.extend(outcome.dropped)
     return outcome.text, outcome.remaining, outcome.applied
@@ -344,6 +359,9 @@ def _fix_file(
     run: CheckRun,
     sources: list[str] | None = None,
 ) -> list[Diagnostic]:
+    from pinlint.fix.apply import unified_diff
+    from pinlint.fix.write import ChangedOnDisk, atomic_write
+
     try:
         data = path.read_bytes()
         decoded = source.decode(data)
@@ -371,6 +389,8 @@ def _fix_file(
 
 
 def check_stdin(text: str, filename: Path, config: Config, options: CheckOptions) -> CheckRun:
+    from pinlint.fix.apply import unified_diff
+
     run = CheckRun()
     root = find_root(config.root, config.path, [filename])
     settings = run_settings(config, options, root)

@@ -270,14 +270,14 @@ def test_file_edited_during_fix_is_not_clobbered(tmp_path: Path, monkeypatch: py
 
         monkeypatch.setattr(pipeline, "_fix_file", fix_file)
     elif stage == "before atomic_write":
-        real_write = pipeline.atomic_write
+        real_write = write_module.atomic_write  # the engine imports it from there when it writes
 
         def racing_write(path, data, expected):
             if path.name == "m.py":
                 edit_once()
             return real_write(path, data, expected)
 
-        monkeypatch.setattr(pipeline, "atomic_write", racing_write)
+        monkeypatch.setattr(write_module, "atomic_write", racing_write)
     else:
         real_fsync = os.fsync
 
