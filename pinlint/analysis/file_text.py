@@ -26,6 +26,7 @@ class FileText:
         self._elsewhere_memo: dict[str, bool] = {}
         self._opaque_memo: dict[str, bool] = {}
         self._unusual_memo: dict[str, bool] = {}
+        self._elements_memo: dict[tuple[str, str], bool] = {}
         self._targets: dict[str, list[tuple[int, int]]] = {}
         self._global_names: set[str] | None = None
         self._star_imports: list[int] | None = None
@@ -103,6 +104,12 @@ class FileText:
         ``torch.cat(...)``/``torch.stack(...)``. Any other use (passed to code, aliased,
         ``.pop()``, another object's ``.<attr>``, the name in a string: ``getattr``) may change
         what it holds."""
+        memo_key = (class_name, attr)
+        if memo_key not in self._elements_memo:
+            self._elements_memo[memo_key] = self._elements_only_read(class_name, attr, assignments, fillers)
+        return self._elements_memo[memo_key]
+
+    def _elements_only_read(self, class_name: str, attr: str, assignments: list[int], fillers: set[int]) -> bool:
         text = self.text
         family = self.family(class_name)
         if family is None or f'"{attr}"' in text or f"'{attr}'" in text:
@@ -130,7 +137,8 @@ class FileText:
                     return False  # filled by another method (or from outside): not followed
                 continue
             if tail.startswith("["):
-                if not _read_only_subscript(tail):
+                if not _open_brackets(head) and not _read_only_subscript(tail):
+                    # (Inside an open bracket, `f(self.bufs[0], k=1)`, it is no assignment target.)
                     return False  # `self.bufs[0] = x`, `self.bufs[i] += y`, or one we cannot tell
                 continue
             if _READING_CONTEXT.search(head) and _CLOSING_CONTEXT.match(tail):
@@ -562,10 +570,10 @@ def _read_only_subscript(tail: str) -> bool:
                 closed = True
             elif depth < 0:
                 return closed  # inside an enclosing expression: not an assignment target
-        elif closed and depth == 0 and char in "=+-*/%&|^@<>:":
+        elif closed and depth == 0 and char in "=+-*/%&|^@<>:!":
             if char in "<>!" and tail.startswith("=", i + 1) and tail[i : i + 3] not in ("<<=", ">>="):
                 i += 2
-                continue  # `<=`, `>=`: comparisons
+                continue  # `<=`, `>=`, `!=`: comparisons
             if char == ":" and tail.startswith("=", i + 1):
                 return False
             if _STORE_AFTER.match(tail, i):
