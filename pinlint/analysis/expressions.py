@@ -42,6 +42,7 @@ from pinlint.analysis.values import (
     Value,
     combine,
     derived,
+    device_of,
     is_pydata,
     is_tensor,
     pageable,
@@ -59,6 +60,8 @@ class Summaries(Protocol):
     def call(self, evaluator: Evaluator, call: cst.Call) -> Value | None: ...
 
     def call_elements(self, evaluator: Evaluator, call: cst.Call, count: int) -> list[Value] | None: ...
+
+    def call_containers(self, evaluator: Evaluator, call: cst.Call) -> dict[str, Value] | None: ...
 
     def checked_on_host(self, evaluator: Evaluator, call: cst.Call) -> list[cst.BaseExpression]: ...
 
@@ -142,6 +145,10 @@ class Evaluator:
         #: The same returns element by element where each returns a tuple display (``return a,
         #: b``), else None for that return (unpacked by a caller: ``x, y = f()``).
         self.tuple_returns: list[list[Value] | None] = []
+        #: The same returns as containers, where each returns a list, tuple or dict whose
+        #: elements are known (``.[]``, ``.{}``, ``.{key}`` -> value, as ``set_elements`` keeps
+        #: them), else None for that return (``out = helper(); out["mask"]`` in a caller).
+        self.container_returns: list[dict[str, Value] | None] = []
         #: Nested ``def``s of this function, by name.
         self.local_functions: dict[str, cst.FunctionDef] = {}
         #: Lists whose elements may no longer be the recorded ones (``iterated``).
@@ -199,6 +206,67 @@ class Evaluator:
         elements = self.env.get(key + ".[]") if key is not None else None
         return elements or None  # an empty list: nothing known to combine
 
+    def is_sequence(self, node: cst.BaseExpression) -> bool:
+        key = dotted(node)
+        if key is None:
+            return False
+        if key + ".[]" in self.env:
+            return True  # bound to a list or tuple display (or comprehension) here, not since rebound
+        if type(node) is not cst.Name or type(self.scope) is not cst.FunctionDef:
+            return False
+        params = self.scope.params
+        param = next(
+            (p for p in [*params.posonly_params, *params.params, *params.kwonly_params] if p.name.value == key), None
+        )
+        bound = self.env.get(key) or frozenset()
+        if param is None or len(bound) != 1 or next(iter(bound)).node is not param:
+            return False  # not a parameter, or bound again since
+        return _sequence_annotation(param.annotation)
+
+    def container_of(self, node: cst.BaseExpression) -> dict[str, Value] | None:
+        """What the list, tuple or dict ``node`` (already evaluated) holds, as the element keys
+        of ``set_elements`` (``.[]``; ``.{}`` and ``.{key}``); None when not known."""
+        kind = type(node)
+        if kind in (cst.List, cst.Tuple):
+            if not all(type(e) is cst.Element for e in node.elements):  # type: ignore[attr-defined]
+                return None  # `*rest`
+            return {".[]": frozenset().union(*(self.value_of(e.value) for e in node.elements))}  # type: ignore[attr-defined]
+        if kind is cst.ListComp:
+            return {".[]": self.value_of(node.elt)}  # type: ignore[attr-defined]
+        if kind is cst.DictComp:
+            return {".{}": self.value_of(node.value)}  # type: ignore[attr-defined]
+        if kind is cst.Dict:
+            if not all(type(e) is cst.DictElement for e in node.elements):  # type: ignore[attr-defined]
+                return None  # `**other`
+            found = {".{}": frozenset().union(*(self.value_of(e.value) for e in node.elements))}  # type: ignore[attr-defined]
+            for element in node.elements:  # type: ignore[attr-defined]
+                name = literal_key(element.key)
+                if name is not None:
+                    found[".{%s}" % name] = self.value_of(element.value)
+            return found
+        if (
+            kind is cst.Call
+            and type(node.func) is cst.Name  # type: ignore[attr-defined]
+            and node.func.value in ("list", "tuple")  # type: ignore[attr-defined]
+            and node.func.value not in self.env  # type: ignore[attr-defined]
+            and node.func.value not in self.file_names.module_level_bindings  # type: ignore[attr-defined]
+            and len(node.args) == 1  # type: ignore[attr-defined]
+            and not node.args[0].star  # type: ignore[attr-defined]
+        ):
+            inner = self.container_of(node.args[0].value)  # type: ignore[attr-defined]
+            if inner is None or ".[]" not in inner:
+                return None
+            return {k: v for k, v in inner.items() if k.startswith(".[]")}  # `tuple(bufs)`: the same items
+        key = dotted(node)
+        if key is None or key in self.lists_changed:
+            return None
+        found = {}
+        for stale in self.env.keys_under(key):
+            suffix = stale[len(key) :]
+            if suffix.startswith((".[]", ".{")) and "." not in suffix[1:]:
+                found[suffix] = self.env.get(stale) or frozenset()
+        return found or None
+
     def set_elements(self, key: str, suffix: str, value: Value) -> None:
         """What the list (``.[]``) or dict (``.{}``) bound to ``key`` may hold now: every element
         ever put in it, as far as this function sees (an over-approximation)."""
@@ -216,6 +284,40 @@ class Evaluator:
             current = self.env.get(key + suffix)
             if current is not None:
                 self.set_elements(key, suffix, current | value)
+        self.set_positions(key, [None], fresh=False)  # tuples of other shapes, perhaps
+
+    def tuple_parts(self, node: cst.BaseExpression) -> list[Value] | None:
+        """The values of a tuple display's items (``(ids, meta, n)``), else None."""
+        if type(node) is cst.Tuple and node.elements and all(type(e) is cst.Element for e in node.elements):
+            return [self.value_of(e.value) for e in node.elements]
+        return None
+
+    def positions(self, key: str) -> list[Value] | None:
+        """For a list of tuples of one length: the values at each position (``.[]0``, ...)."""
+        found = []
+        while key + ".[]%d" % len(found) in self.env:
+            found.append(self.env.get(key + ".[]%d" % len(found)) or frozenset())
+        return found or None
+
+    def set_positions(self, key: str, added: list[list[Value] | None], fresh: bool) -> None:
+        """The list at ``key`` gets tuples ``added`` (None: not a tuple display we read): position
+        by position, their items join what it held (``fresh``: it held nothing). Tuples of
+        another length, or anything else, make every position unknown."""
+        current = None if fresh else self.positions(key)
+        if fresh and added and all(parts is not None for parts in added):
+            lengths = {len(parts) for parts in added}  # type: ignore[arg-type]
+            if len(lengths) == 1:
+                for i in range(lengths.pop()):
+                    self.set_elements(key, ".[]%d" % i, frozenset().union(*(parts[i] for parts in added)))  # type: ignore[index]
+                return
+        if current is None:
+            return
+        if all(parts is not None and len(parts) == len(current) for parts in added):
+            for i, held in enumerate(current):
+                self.set_elements(key, ".[]%d" % i, held.union(*(parts[i] for parts in added)))  # type: ignore[index]
+        else:
+            for i in range(len(current)):
+                self.set_elements(key, ".[]%d" % i, UNKNOWN)
 
     def known_elements(self, key: str, suffix: str) -> Value | None:
         """The elements of the list (dict) at ``key`` that this function built, or that the
@@ -285,6 +387,8 @@ class Evaluator:
                 # it may assign is unknown from here on.
                 self._receiver_called(node.value, node.attr.value)
                 return UNKNOWN
+            if node.attr.value == "device" and base and all(o.parameter for o in base):
+                return device_of(base)  # `grid.device` of a parameter: where the caller's argument is
             if node.attr.value in torch_api.PYTHON_NUMBER_ATTRIBUTES:
                 return PYDATA  # `x.shape`: a tuple of Python ints on tensors and arrays alike
             if node.attr.value in torch_api.VIEW_ATTRIBUTES and is_tensor(base):
@@ -442,10 +546,12 @@ class Evaluator:
                 value = self.ev(node.value)
                 self.returns.append(value)
                 self.tuple_returns.append(_displayed(self, node.value))
+                self.container_returns.append(self.container_of(node.value))
                 self.host_escape(value, node, "returned")
             else:
                 self.returns.append(PYDATA)
                 self.tuple_returns.append(None)
+                self.container_returns.append(None)
         else:
             for child in children(node):
                 if type(child) in EXPRESSION_TYPES:
@@ -485,24 +591,61 @@ class Evaluator:
         items = self.iterable(iterable)
         enumerated = items is not iterable
         suffix = ".[]"
+        paired = False  # `for k, v in d.items():` gives the values to the second name
         if (
             type(items) is cst.Call
             and type(items.func) is cst.Attribute
-            and items.func.attr.value == "values"
+            and items.func.attr.value in ("values", "items")
             and not items.args
             and not enumerated
         ):
-            items, suffix = items.func.value, ".{}"  # `for t in d.values():` of a dict it built
-        key = dotted(items)
-        if key is None:
-            return []  # not a list we follow
-        elements = self.known_elements(key, suffix)
+            # `for t in d.values():`, `for k, t in d.items():` of a dict it built
+            paired = items.func.attr.value == "items"
+            items, suffix = items.func.value, ".{}"
+        names = (
+            [e.value for e in target.elements if type(e) is cst.Element and type(e.value) is cst.Name]
+            if type(target) is cst.Tuple and not enumerated and not paired
+            else None
+        )
+        if names is not None and len(names) != len(target.elements):  # type: ignore[union-attr]
+            return []  # `for a, *rest in ...`, nested targets: not followed
+        if type(items) in (cst.List, cst.Tuple) and not paired:
+            # `for t in (a, b):`, a display walked where it is written: its elements.
+            if not all(type(e) is cst.Element for e in items.elements):
+                return []  # `*rest`: elements not known
+            if names is not None:
+                # `for t, n in [(a, 1), (b, 2)]:` each name takes its position's items.
+                rows = [self.tuple_parts(e.value) for e in items.elements]
+                if not rows or any(r is None or len(r) != len(names) for r in rows):
+                    return []
+                return _positional(names, [frozenset().union(*(r[i] for r in rows)) for i in range(len(names))])  # type: ignore[index]
+            elements = frozenset().union(*(self.value_of(e.value) for e in items.elements))
+        elif type(items) is cst.Call and self.summaries is not None and not paired and suffix == ".[]":
+            # `for ids, meta in helper():` of a list or tuple the helper builds and returns.
+            held = self.summaries.call_containers(self, items) or {}
+            if names is not None:
+                parts = [held.get(".[]%d" % i) for i in range(len(names))]
+                if any(part is None for part in parts) or ".[]%d" % len(names) in held:
+                    return []
+                return _positional(names, parts)  # type: ignore[arg-type]
+            elements = held.get(".[]") or frozenset()
+        else:
+            key = dotted(items)
+            if key is None:
+                return []  # not a list we follow
+            root = key.split(".", 1)[0]
+            if any(root in mentioned(function) for function in self.local_functions.values()):
+                return []  # a nested function may change it when it runs
+            if names is not None:
+                # `for ids, meta in buckets:` of a list of tuples it built, position by position.
+                held = self.positions(key) if key not in self.lists_changed else None
+                if held is None or len(held) != len(names) or key + ".[]%d" % len(names) in self.env:
+                    return []
+                return _positional(names, held)
+            elements = self.known_elements(key, suffix) or frozenset()
         if not elements or not any(o.kind in HOST_KINDS for o in elements):
             return []  # no host tensor we know in it: its items stay unknown
-        root = key.split(".", 1)[0]
-        if any(root in mentioned(function) for function in self.local_functions.values()):
-            return []  # a nested function may change it when it runs
-        if enumerated:
+        if enumerated or paired:
             if (
                 type(target) is cst.Tuple
                 and len(target.elements) == 2
@@ -572,12 +715,17 @@ class Evaluator:
         key = dotted(node.value)
         if key is None:
             return None
+        name = literal_key(node.slice[0].slice.value)
+        if name is not None and key not in self.lists_changed and key + ".{%s}" % name in self.env:
+            return self.env.get(key + ".{%s}" % name)  # `d["mask"]` of a dict display: that value
         for suffix in (".[]", ".{}"):
             elements = self.known_elements(key, suffix)
             if not elements:
                 continue
-            if all(o.kind is Kind.PAGEABLE for o in elements) or all(
-                o.kind in MAYBE_PINNED_KINDS or o.kind is Kind.DEVICE for o in elements
+            if (
+                all(o.kind is Kind.PAGEABLE for o in elements)
+                or all(o.kind in MAYBE_PINNED_KINDS or o.kind is Kind.DEVICE for o in elements)
+                or all(o.kind is Kind.PYDATA for o in elements)  # `d[k]` of a dict of lists: a list
             ):
                 return elements
             return None
@@ -716,6 +864,11 @@ class Evaluator:
         if builtin and func.value in READ_ONLY_BUILTINS:
             for arg in call.args:
                 self.ev(arg.value)
+        elif builtin and func.value in _COPYING_BUILTINS and len(call.args) == 1 and not call.args[0].star:
+            # `tuple(bufs)`: a new sequence of the same items; bufs itself is not changed (its
+            # items escape: a tensor's rows are views of it).
+            value = self.ev(call.args[0].value)
+            self.host_escape(value, call.args[0].value, f"passed to `{func.value}()`")  # type: ignore[union-attr]
         else:
             self._escaping_args(call, f"`{dotted(func) or 'a call'}()`")
         if builtin and func.value in torch_api.PYTHON_DATA_BUILTINS:
@@ -800,6 +953,7 @@ class Evaluator:
         if key is None or len(args) != 1 or key + ".[]" not in self.env:
             return  # not a list this function built: its elements are not ours to know
         current = self.env.get(key + ".[]")
+        self.set_positions(key, [self.tuple_parts(args[0])], fresh=not current)
         self.set_elements(key, ".[]", (current or frozenset()) | self.value_of(args[0]))
 
     def _escaping_args(self, call: cst.Call, callee: str) -> None:
@@ -992,8 +1146,8 @@ class Evaluator:
             self._receiver_called(cst.Name("self"), method)  # `o = self; o.repin()`
         for stale in self.env.keys_under(key):
             attr = stale[len(key) + 1 :].split(".", 1)[0]
-            if attr == "[]":
-                continue  # what a list holds: `parts.append(t)` keeps it up to date itself
+            if attr.startswith(("[]", "{")):
+                continue  # what a list (dict) holds: its own methods keep that up to date
             if (
                 key == "self"
                 and self.summaries is not None
@@ -1003,8 +1157,40 @@ class Evaluator:
             self.env.set(stale, UNKNOWN)
 
 
-#: List methods after which a list may hold other elements than the ones recorded (removed or
-#: replaced ones; ``extend`` and ``insert`` only add elements, which stay unknown).
+def _positional(names: list[cst.Name], values: list[Value]) -> list[tuple[cst.Name, Value]]:
+    """Each loop name with its position's items, when a host tensor is among any of them."""
+    if not any(o.kind in HOST_KINDS for value in values for o in value):
+        return []  # no host tensor we know in it: its items stay unknown
+    return list(zip(names, values))
+
+
+def literal_key(node: cst.BaseExpression) -> str | None:
+    """The text of a plain string literal made of word characters (``"mask"``), else None."""
+    if type(node) is not cst.SimpleString or node.prefix:
+        return None
+    text = node.raw_value
+    return text if text and (text.isidentifier() or text.isalnum()) and "." not in text else None
+
+
+#: Builtins that make a new list or tuple of their argument's items without changing it.
+_COPYING_BUILTINS = frozenset({"list", "tuple"})
+_SEQUENCE_TYPES = frozenset({"list", "List", "tuple", "Tuple", "Sequence"})
+
+
+def _sequence_annotation(annotation: cst.Annotation | None) -> bool:
+    """``list[int]``, ``List[int]``, ``tuple[int, ...]``, ``Sequence[int]`` or a bare ``list``."""
+    if annotation is None:
+        return False
+    node = annotation.annotation
+    if type(node) is cst.Subscript:
+        node = node.value
+    if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value in ("typing", "collections"):
+        node = node.attr
+    return type(node) is cst.Name and node.value in _SEQUENCE_TYPES
+
+
+#: List and dict methods after which it may hold other elements than the ones recorded (removed
+#: or replaced ones).
 _LIST_REPLACING_METHODS = frozenset({"pop", "remove", "clear", "__setitem__", "__delitem__", "popitem"})
 #: List and dict methods that add elements we do not follow.
 _LIST_GROWING_METHODS = frozenset({"extend", "insert", "update", "setdefault", "__iadd__", "__ior__"})

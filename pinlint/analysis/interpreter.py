@@ -23,7 +23,7 @@ from pinlint.analysis.cst_walk import children, mentioned
 from pinlint.analysis.device_tests import on_host_when
 from pinlint.analysis.devices import DeviceClass, classify_device
 from pinlint.analysis.env import Changes, join
-from pinlint.analysis.expressions import Evaluator
+from pinlint.analysis.expressions import Evaluator, literal_key
 from pinlint.analysis.scopes import dotted, flatten_targets, iter_statements
 from pinlint.analysis.values import (
     FIELD_ITEM,
@@ -644,16 +644,34 @@ class Interpreter(Evaluator):
                 for e in value_node.elements
             ]
             self.set_elements(key, ".[]", frozenset().union(*elements) if elements else frozenset())
+            if elements:
+                # `[(t, 1), (u, 2)]`: the items at each position of its tuples.
+                self.set_positions(
+                    key,
+                    [self.tuple_parts(e.value) if type(e) is cst.Element else None for e in value_node.elements],
+                    fresh=True,
+                )
         elif type(value_node) is cst.ListComp:
             self.set_elements(key, ".[]", self.value_of(value_node.elt))
+            self.set_positions(key, [self.tuple_parts(value_node.elt)], fresh=True)
         elif type(value_node) is cst.Dict:
             values = [
                 self.value_of(e.value) if type(e) is cst.DictElement else UNKNOWN  # `**other`: not followed
                 for e in value_node.elements
             ]
             self.set_elements(key, ".{}", frozenset().union(*values) if values else frozenset())
+            if all(type(e) is cst.DictElement for e in value_node.elements):
+                for element in value_node.elements:
+                    name = literal_key(element.key)  # type: ignore[union-attr]
+                    if name is not None:
+                        # `{"mask": t, ...}`: what `d["mask"]` is, exactly.
+                        self.set_elements(key, ".{%s}" % name, self.value_of(element.value))  # type: ignore[union-attr]
         elif type(value_node) is cst.DictComp:
             self.set_elements(key, ".{}", self.value_of(value_node.value))
+        elif type(value_node) is cst.Call and self.summaries is not None:
+            # `out = helper()` where the helper returns a list or dict it built: what it holds.
+            for suffix, held in (self.summaries.call_containers(self, value_node) or {}).items():
+                self.set_elements(key, suffix, held)
 
 
 #: Annotations that make a parameter a Python number. (Not `bool`: a flag stays a parameter, for

@@ -220,6 +220,8 @@ class ScopeNames:
             return True
         if type(node) is cst.Call and self.torch_function(node.func) in torch_api.DTYPE_FUNCTIONS:
             return True  # `torch.get_default_dtype()`
+        if type(node) is cst.Attribute and "dtype" in node.attr.value.lower():
+            return True  # `x.to(xs[0].dtype)`: a tensor's dtype, whatever the tensor's expression
         name = dotted(node)
         # `x.to(dtype, non_blocking=True)`, `x.to(self.torch_dtype)`: by convention a dtype.
         return bool(name) and "dtype" in name.rsplit(".", 1)[-1].lower()

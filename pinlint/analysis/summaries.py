@@ -528,6 +528,26 @@ class FileSummaries:
             elements.append(value)
         return elements
 
+    def call_containers(self, evaluator: Evaluator, call: cst.Call) -> dict[str, Value] | None:
+        """What the list, tuple or dict the called function returns holds (element keys as
+        ``Evaluator.set_elements`` keeps them), when every return of it is one whose elements
+        are known; a key only where every return has it. None otherwise."""
+        callee = self._returning_callee(evaluator, call)
+        if callee is None or not callee[1].container_returns:
+            return None
+        shapes = callee[1].container_returns
+        if any(shape is None for shape in shapes):
+            return None  # a return that is not a container we know
+        passed = _arguments(evaluator, callee[0], call)
+        common = set.intersection(*(set(shape) for shape in shapes))  # type: ignore[arg-type]
+        out: dict[str, Value] = {}
+        for suffix in sorted(common):
+            value = replayed(frozenset().union(*(shape[suffix] for shape in shapes)), passed)  # type: ignore[index]
+            if value is None:
+                value = UNKNOWN  # an argument not visible here
+            out[suffix] = value
+        return out or None
+
     def _not_run(self, parsed: Parsed | None, function: cst.FunctionDef) -> bool:
         if function.asynchronous is not None:
             return True

@@ -56,6 +56,10 @@ class Context(Protocol):
         """For a list this function built (``parts.append(t)``): its elements' values."""
         ...
 
+    def is_sequence(self, node: cst.BaseExpression) -> bool:
+        """``node`` is a list or tuple: one this function built, or a parameter annotated so."""
+        ...
+
 
 # ---------------------------------------------------------------------------- shared facts
 def device_kw(ctx: Context, call: cst.Call) -> tuple[DeviceClass, cst.Arg | None]:
@@ -92,10 +96,18 @@ def allocated_value(ctx: Context, call: cst.Call, what: str, *, factory: str, da
         device = DeviceClass.HOST  # `device=host_tensor.device`: where that tensor is, the host
     if device in RUNTIME_OR_ACCELERATOR and not pinned and arg is not None:
         where = ctx.value_of(arg.value)
+        if where and all(o.computed == "device_of" for o in where) and len(where) == 1:
+            # `device=grid.device` (or a name bound to it), a parameter's device: where a call
+            # allocates is where its argument is (a host tensor passed in: a pageable host tensor).
+            return allocated_on(
+                next(iter(where)).inputs[0], call, what, factory, _vector(ctx, call, factory), like_tensor=True
+            )
+    if device in RUNTIME_OR_ACCELERATOR and not pinned and arg is not None:
+        where = ctx.value_of(arg.value)
         if where and all(o.parameter for o in where):
             # `device=device`, a parameter: where a caller's call allocates is that caller's
             # argument (a helper called with "cpu" builds a pageable host tensor).
-            return allocated_on(where, call, what, factory, _vector(call, factory))
+            return allocated_on(where, call, what, factory, _vector(ctx, call, factory))
     if device in RUNTIME_OR_ACCELERATOR:
         # A run-time device (`device=dev`) may well be the host, but host-ness then rests on a
         # run-time condition: treated like a device value, so that a sibling path that is
@@ -111,15 +123,21 @@ def allocated_value(ctx: Context, call: cst.Call, what: str, *, factory: str, da
     if not data_is_python:
         ctx.data_not_python.add(id(call))
     return pageable(
-        call, pinnable=True, what=what, data_is_python=data_is_python, factory=factory, vector=_vector(call, factory)
+        call,
+        pinnable=True,
+        what=what,
+        data_is_python=data_is_python,
+        factory=factory,
+        vector=_vector(ctx, call, factory),
     )
 
 
-def _vector(call: cst.Call, factory: str) -> bool:
+def _vector(ctx: Context, call: cst.Call, factory: str) -> bool:
     """The allocation is provably not 0-dimensional: list data, or sizes given."""
     args = [a.value for a in call.args if a.keyword is None and not a.star]
     if factory == "tensor":
-        return bool(args) and isinstance(args[0], (cst.List, cst.ListComp, cst.Tuple))
+        # A list or tuple (even empty: shape (0,)) makes a tensor of one dimension or more.
+        return bool(args) and (isinstance(args[0], (cst.List, cst.ListComp, cst.Tuple)) or ctx.is_sequence(args[0]))
     if factory in ("arange", "linspace", "logspace", "randperm", "eye", "tril_indices", "triu_indices"):
         return True
     if factory in torch_api.SIZED_FACTORIES or factory == "empty_strided":

@@ -269,9 +269,13 @@ def _derived(value: Value, node: cst.CSTNode, what: str, elementwise: bool) -> V
     return UNKNOWN  # Python data or numpy mixed in: no tensor provenance to follow
 
 
-def allocated_on(device: Value, node: cst.CSTNode, what: str, factory: str, vector: bool) -> Value:
+def allocated_on(
+    device: Value, node: cst.CSTNode, what: str, factory: str, vector: bool, like_tensor: bool = False
+) -> Value:
     """A factory call allocating on a device the function's parameter names: a device tensor
-    here, and for a call that passes the host device, a pageable host tensor (replayed)."""
+    here, and for a call that passes the host device, a pageable host tensor (replayed).
+    ``like_tensor``: ``device`` is a tensor parameter whose ``.device`` is used (``device=t.device``):
+    replayed, a call passing a host tensor allocates on the host."""
     return frozenset(
         {
             Origin(
@@ -280,11 +284,20 @@ def allocated_on(device: Value, node: cst.CSTNode, what: str, factory: str, vect
                 what=what,
                 factory=factory,
                 vector=vector,
-                computed="allocated",
+                computed="allocated_like" if like_tensor else "allocated",
                 inputs=(device,),
                 depth=1,
             )
         }
+    )
+
+
+def device_of(tensor: Value) -> Value:
+    """``t.device`` of a parameter ``t``: unknown here; replayed on a call's argument, the host's
+    device when that is a host tensor (``device = grid.device`` then ``torch.arange(n,
+    device=device)`` allocates where ``grid`` is)."""
+    return frozenset(
+        {Origin(Kind.UNKNOWN, what="a parameter's device", computed="device_of", inputs=(tensor,), depth=1)}
     )
 
 
@@ -431,6 +444,22 @@ def replayed(value: Value, argument: Callable[[str], Value | None]) -> Value | N
                     )
                 else:
                     out.add(DEVICE_ORIGIN)
+            elif origin.computed == "device_of":
+                given = known[0]  # type: ignore[index]
+                host = bool(given) and {o.kind for o in given} <= HOST_KINDS
+                out |= HOST_DEVICE if host else UNKNOWN
+            elif origin.computed == "allocated_like":
+                given = known[0]  # type: ignore[index]
+                if given and {o.kind for o in given} <= HOST_KINDS:
+                    # On the host's device: not pinnable there (`pin_memory=True` would raise for
+                    # the callers that pass an accelerator's tensor).
+                    out |= pageable(
+                        origin.node, pinnable=False, what=origin.what, factory=origin.factory, vector=origin.vector
+                    )
+                elif given and {o.kind for o in given} == {Kind.DEVICE}:
+                    out.add(DEVICE_ORIGIN)
+                else:
+                    out |= UNKNOWN  # where the argument is, is not known
             elif origin.computed == "cast":
                 out |= cast(known[0], origin.node, origin.what)  # type: ignore[arg-type]
             elif origin.computed == "derived":
