@@ -223,10 +223,38 @@ class Evaluator:
             return False  # not a parameter, or bound again since
         return _sequence_annotation(param.annotation)
 
+    def dict_call(self, node: cst.Call) -> bool:
+        """``dict(a=x, b=y)`` of the builtin, keywords only: a dict display by another spelling."""
+        return (
+            type(node.func) is cst.Name
+            and node.func.value == "dict"
+            and "dict" not in self.env
+            and "dict" not in self.file_names.module_level_bindings
+            and all(a.keyword is not None and not a.star for a in node.args)
+        )
+
+    def item_positions(self, node: cst.Subscript, count: int) -> list[Value] | None:
+        """``variants[k]`` unpacked into ``count`` names, of a list of tuple displays of that length
+        this function built: each position's items, where they agree (see ``_item``)."""
+        if len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
+            return None
+        key = dotted(node.value)
+        if key is None or key in self.lists_changed:
+            return None
+        held = self.positions(key)
+        if held is None or len(held) != count or key + ".[]%d" % count in self.env:
+            return None
+        return [value if _agree(value) else UNKNOWN for value in held]
+
     def container_of(self, node: cst.BaseExpression) -> dict[str, Value] | None:
         """What the list, tuple or dict ``node`` (already evaluated) holds, as the element keys
         of ``set_elements`` (``.[]``; ``.{}`` and ``.{key}``); None when not known."""
         kind = type(node)
+        if kind is cst.Call and self.dict_call(node):  # type: ignore[arg-type]
+            values = {a.keyword.value: self.value_of(a.value) for a in node.args}  # type: ignore[attr-defined]
+            found = {".{%s}" % name: held for name, held in values.items()}
+            found[".{}"] = frozenset().union(*values.values()) if values else frozenset()
+            return found
         if kind in (cst.List, cst.Tuple):
             if not all(type(e) is cst.Element for e in node.elements):  # type: ignore[attr-defined]
                 return None  # `*rest`
@@ -394,6 +422,8 @@ class Evaluator:
             if node.attr.value in torch_api.VIEW_ATTRIBUTES and is_tensor(base):
                 # `t.T[0] = v`, `t.data.fill_(v)`: a view of its memory, which may be written.
                 self.host_escape(base, node, f"a view of it (`.{node.attr.value}`), which may be written")
+                if node.attr.value == "data" and (key is None or key not in self.env):
+                    return base  # `t.data`: the same memory, shape and strides (pinned or not)
             if self.summaries is not None and key is not None and key.startswith("self.") and key.count(".") == 1:
                 summary = self.summaries.attribute(self, key)
                 if summary is not None and all(o.kind is Kind.UNKNOWN and not o.class_name for o in summary):
@@ -712,23 +742,24 @@ class Evaluator:
             return None  # a tensor's own indexing, a slice (a list again) or several indices
         if node.slice[0].slice.star is not None:
             return None
+        name = literal_key(node.slice[0].slice.value)
+        if type(node.value) is cst.Call and self.summaries is not None:
+            # `helper()["mask"]`, `helper()[i]` of a container the helper builds and returns.
+            held = self.summaries.call_containers(self, node.value) or {}
+            if name is not None and ".{%s}" % name in held:
+                return held[".{%s}" % name]
+            found = held.get(".[]") or held.get(".{}")
+            return found if found and _agree(found) else None
         key = dotted(node.value)
         if key is None:
             return None
-        name = literal_key(node.slice[0].slice.value)
         if name is not None and key not in self.lists_changed and key + ".{%s}" % name in self.env:
             return self.env.get(key + ".{%s}" % name)  # `d["mask"]` of a dict display: that value
         for suffix in (".[]", ".{}"):
             elements = self.known_elements(key, suffix)
             if not elements:
                 continue
-            if (
-                all(o.kind is Kind.PAGEABLE for o in elements)
-                or all(o.kind in MAYBE_PINNED_KINDS or o.kind is Kind.DEVICE for o in elements)
-                or all(o.kind is Kind.PYDATA for o in elements)  # `d[k]` of a dict of lists: a list
-            ):
-                return elements
-            return None
+            return elements if _agree(elements) else None
         return None
 
     # ------------------------------------------------------------------ calls
@@ -1155,6 +1186,16 @@ class Evaluator:
             ):
                 continue
             self.env.set(stale, UNKNOWN)
+
+
+def _agree(elements: Value) -> bool:
+    """Items of which any one may be picked (``bufs[i]``) and each gives the same answer: all
+    pageable, all pinned or on a device, or all Python data (``d[k]`` of a dict of lists: a list)."""
+    return bool(elements) and (
+        all(o.kind is Kind.PAGEABLE for o in elements)
+        or all(o.kind in MAYBE_PINNED_KINDS or o.kind is Kind.DEVICE for o in elements)
+        or all(o.kind is Kind.PYDATA for o in elements)
+    )
 
 
 def _positional(names: list[cst.Name], values: list[Value]) -> list[tuple[cst.Name, Value]]:

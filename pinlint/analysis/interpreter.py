@@ -608,6 +608,9 @@ class Interpreter(Evaluator):
             ):
                 # `a, b = helper()` where every return of the helper is a tuple display.
                 values = self.summaries.call_elements(self, value_node, len(elements)) or [UNKNOWN] * len(elements)
+            elif type(value_node) is cst.Subscript and not any(type(e) is cst.StarredElement for e in target.elements):
+                # `a, b, n = variants[k]`: a tuple of a list of tuples, position by position.
+                values = self.item_positions(value_node, len(elements)) or [UNKNOWN] * len(elements)
             else:
                 values = [UNKNOWN] * len(elements)  # unpacking an opaque value: unknown parts
             for element, element_value in zip(elements, values):
@@ -668,6 +671,12 @@ class Interpreter(Evaluator):
                         self.set_elements(key, ".{%s}" % name, self.value_of(element.value))  # type: ignore[union-attr]
         elif type(value_node) is cst.DictComp:
             self.set_elements(key, ".{}", self.value_of(value_node.value))
+        elif type(value_node) is cst.Call and self.dict_call(value_node):
+            # `dict(mask=t, ptr=None)`: a dict display by another spelling.
+            values = {a.keyword.value: self.value_of(a.value) for a in value_node.args}  # type: ignore[union-attr]
+            self.set_elements(key, ".{}", frozenset().union(*values.values()) if values else frozenset())
+            for name, held in values.items():
+                self.set_elements(key, ".{%s}" % name, held)
         elif type(value_node) is cst.Call and self.summaries is not None:
             # `out = helper()` where the helper returns a list or dict it built: what it holds.
             for suffix, held in (self.summaries.call_containers(self, value_node) or {}).items():
