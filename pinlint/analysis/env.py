@@ -7,6 +7,7 @@ back. Merging two paths joins only the keys either path changed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from pinlint.analysis.values import UNKNOWN, Value
@@ -111,11 +112,29 @@ class Env:
         for key in keys:
             current = self._values.get(key)
             values = [outcome.get(key, current) if key in outcome else current for outcome in outcomes]
+            if current is None and _POSITION.search(key):
+                # `found.[]0`, the first items of a list of tuples, made on some paths only: on a
+                # path where the list is still empty there is no tuple, nothing to join.
+                items = list_key(key)
+                values = [
+                    value
+                    for value, outcome in zip(values, outcomes)
+                    if value is not None or outcome.get(items, self._values.get(items)) != frozenset()
+                ]
             merged = join_all(values)
             if merged is None:
                 self.delete(key)
             elif merged != current:
                 self.set(key, merged)
+
+
+#: An element key of a list of tuples: the items at one position (``found.[]0``).
+_POSITION = re.compile(r"\.\[\]\d+$")
+
+
+def list_key(position: str) -> str | None:
+    """``found.[]`` for a position key ``found.[]0`` (None for any other key)."""
+    return position[: position.rindex(".[]")] + ".[]" if _POSITION.search(position) else None
 
 
 def join(a: Value | None, b: Value | None) -> Value | None:

@@ -233,6 +233,36 @@ class Evaluator:
             and all(a.keyword is not None and not a.star for a in node.args)
         )
 
+    def _zipped_dict(self, node: cst.Call) -> Value | None:
+        """``dict(zip(keys, values))`` of the builtins, ``values`` a list whose items are known:
+        those items."""
+        builtin = {
+            name
+            for name in ("dict", "zip")
+            if name not in self.env and name not in self.file_names.module_level_bindings
+        }
+        if not (
+            type(node.func) is cst.Name
+            and node.func.value == "dict"
+            and "dict" in builtin
+            and len(node.args) == 1
+            and node.args[0].keyword is None
+            and not node.args[0].star
+        ):
+            return None
+        inner = node.args[0].value
+        if not (
+            type(inner) is cst.Call
+            and type(inner.func) is cst.Name
+            and inner.func.value == "zip"
+            and "zip" in builtin
+            and len(inner.args) == 2
+            and all(a.keyword is None and not a.star for a in inner.args)
+        ):
+            return None
+        held = self.container_of(inner.args[1].value)
+        return held.get(".[]") if held is not None else None
+
     def item_positions(self, node: cst.Subscript, count: int) -> list[Value] | None:
         """``variants[k]`` unpacked into ``count`` names, of a list of tuple displays of that length
         this function built: each position's items, where they agree (see ``_item``)."""
@@ -255,6 +285,9 @@ class Evaluator:
             found = {".{%s}" % name: held for name, held in values.items()}
             found[".{}"] = frozenset().union(*values.values()) if values else frozenset()
             return found
+        zipped = self._zipped_dict(node) if kind is cst.Call else None
+        if zipped is not None:
+            return {".{}": zipped}  # `dict(zip(names, tensors))`: the tensors are its values
         if kind in (cst.List, cst.Tuple):
             if not all(type(e) is cst.Element for e in node.elements):  # type: ignore[attr-defined]
                 return None  # `*rest`
@@ -285,6 +318,8 @@ class Evaluator:
             if inner is None or ".[]" not in inner:
                 return None
             return {k: v for k, v in inner.items() if k.startswith(".[]")}  # `tuple(bufs)`: the same items
+        if kind is cst.Call and self.summaries is not None:
+            return self.summaries.call_containers(self, node)  # type: ignore[arg-type]
         key = dotted(node)
         if key is None or key in self.lists_changed:
             return None

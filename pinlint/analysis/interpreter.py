@@ -22,7 +22,7 @@ from pinlint.analysis.builtins import iterates_at_least_once, none_facts
 from pinlint.analysis.cst_walk import children, mentioned
 from pinlint.analysis.device_tests import on_host_when
 from pinlint.analysis.devices import DeviceClass, classify_device
-from pinlint.analysis.env import Changes, join
+from pinlint.analysis.env import Changes, join, list_key
 from pinlint.analysis.expressions import Evaluator, literal_key
 from pinlint.analysis.scopes import dotted, flatten_targets, iter_statements
 from pinlint.analysis.values import (
@@ -374,7 +374,11 @@ class Interpreter(Evaluator):
         for changes in ends:
             for name, value in changes.items():
                 current = env.get(name)
-                joined = join(current, value)
+                items = list_key(name) if current is None else None
+                if items is not None and env.get(items) == frozenset():
+                    joined = value  # the list was empty before: its first tuples' items, as they are
+                else:
+                    joined = join(current, value)
                 if joined != current:
                     grew = True
                     if joined is None:
@@ -677,6 +681,8 @@ class Interpreter(Evaluator):
             self.set_elements(key, ".{}", frozenset().union(*values.values()) if values else frozenset())
             for name, held in values.items():
                 self.set_elements(key, ".{%s}" % name, held)
+        elif type(value_node) is cst.Call and self._zipped_dict(value_node) is not None:
+            self.set_elements(key, ".{}", self._zipped_dict(value_node))  # type: ignore[arg-type]
         elif type(value_node) is cst.Call and self.summaries is not None:
             # `out = helper()` where the helper returns a list or dict it built: what it holds.
             for suffix, held in (self.summaries.call_containers(self, value_node) or {}).items():
