@@ -675,17 +675,10 @@ class Interpreter(Evaluator):
                         self.set_elements(key, ".{%s}" % name, self.value_of(element.value))  # type: ignore[union-attr]
         elif type(value_node) is cst.DictComp:
             self.set_elements(key, ".{}", self.value_of(value_node.value))
-        elif type(value_node) is cst.Call and self.dict_call(value_node):
-            # `dict(mask=t, ptr=None)`: a dict display by another spelling.
-            values = {a.keyword.value: self.value_of(a.value) for a in value_node.args}  # type: ignore[union-attr]
-            self.set_elements(key, ".{}", frozenset().union(*values.values()) if values else frozenset())
-            for name, held in values.items():
-                self.set_elements(key, ".{%s}" % name, held)
-        elif type(value_node) is cst.Call and self._zipped_dict(value_node) is not None:
-            self.set_elements(key, ".{}", self._zipped_dict(value_node))  # type: ignore[arg-type]
-        elif type(value_node) is cst.Call and self.summaries is not None:
-            # `out = helper()` where the helper returns a list or dict it built: what it holds.
-            for suffix, held in (self.summaries.call_containers(self, value_node) or {}).items():
+        elif type(value_node) is cst.Call:
+            # `dict(mask=t)`, `dict(zip(names, ts))`, `tuple(bufs)`, or `out = helper()` where the
+            # helper returns a list or dict it built: what it holds.
+            for suffix, held in (self.container_of(value_node) or {}).items():
                 self.set_elements(key, suffix, held)
 
 
