@@ -236,7 +236,7 @@ def _findings(
     findings."""
     from pinlint.analysis.budget import SCOPE_STEP_BUDGET
     from pinlint.analysis.interpreter import Interpreter
-    from pinlint.analysis.summaries import FileSummaries
+    from pinlint.analysis.summaries import CALLERS_FOLLOWED, MAX_CHAIN, FileSummaries
 
     def make(scope, sink, summaries):  # type: ignore[no-untyped-def]
         return Interpreter(names, scope, sink, budget=SCOPE_STEP_BUDGET, deadline=deadline, summaries=summaries)
@@ -251,11 +251,20 @@ def _findings(
         done = summaries.interpret(start, module, segment, source_text)  # type: ignore[arg-type]
         if done is not None:
             reported.append(done)
-    for start in summaries.callers_of_copying_functions():
-        caller = summaries.parsed(start)
-        if caller is not None:
-            result.parsed_lines += caller.segment.end - caller.segment.start
-            reported.append(caller)
+    # Callers of the functions that copy a parameter; then their callers, where they hand a
+    # parameter of their own on (a wrapper of the helper that copies), a bounded number of rounds.
+    # The bound on callers is for all rounds together.
+    budget = CALLERS_FOLLOWED
+    for _ in range(MAX_CHAIN):
+        callers = summaries.callers_of_copying_functions(budget)
+        budget -= len(callers)
+        for start in callers:
+            caller = summaries.parsed(start)
+            if caller is not None:
+                result.parsed_lines += caller.segment.end - caller.segment.start
+                reported.append(caller)
+        if not callers or budget <= 0:
+            break
     result.over_budget.extend(summaries.over_budget)
     findings: list[Finding] = []
     seen_parsed: set[int] = set()

@@ -34,6 +34,12 @@ class SinkHit:
     #: For a copy in another function that receives the tensor as an argument: the call that
     #: hands it over (in the function analysed).
     via: cst.Call | None = None
+    #: When that function hands it on to others before the copy: the calls it passes through
+    #: (each in the function the previous one runs), outermost first.
+    chain: tuple[cst.Call, ...] = ()
+    #: ``device`` is an expression of the function ``via`` calls (False: the copy's device is
+    #: fixed deeper in the chain, and no fix can name it here).
+    device_known: bool = True
 
 
 @dataclass(frozen=True)
@@ -44,9 +50,18 @@ class ParameterCopy:
     parameter: str
     sink: cst.Call
     api: str
+    #: The copy's device, as an expression of the function that holds this summary.
     device: cst.BaseExpression | None
     copy_dst: cst.BaseExpression | None
     sink_statement: cst.CSTNode
+    #: For a copy made further down (the parameter is handed on to a function that copies it):
+    #: the expression of this function that decides ``non_blocking`` (a parameter of its own,
+    #: or a true value), and the calls the tensor passes through, this function's first. For a
+    #: copy made here both are empty: the flag is the copy's own argument.
+    flag: cst.BaseExpression | None = None
+    chain: tuple[cst.Call, ...] = ()
+    #: False when the copy's device is fixed further down (not an expression of this function).
+    device_known: bool = True
 
 
 @dataclass(frozen=True)
@@ -198,6 +213,8 @@ class EventSink:
         statement: cst.CSTNode,
         loops: tuple[int, ...] = (),
         via: cst.Call | None = None,
+        chain: tuple[cst.Call, ...] = (),
+        device_known: bool = True,
     ) -> None:
         """A non_blocking host-to-device copy of ``source`` (a SinkHit per pageable origin)."""
         if SinkHit not in self.listened:
@@ -216,7 +233,15 @@ class EventSink:
                 continue
             self._seen.add(key)
             chained = via is None and strip_views(source_node) is origin.node
-            self.events.append(SinkHit(origin, call, api, device, copy_dst, chained, statement, loops, via))
+            self.events.append(
+                SinkHit(origin, call, api, device, copy_dst, chained, statement, loops, via, chain, device_known)
+            )
+
+    def forwarded(self, copy: ParameterCopy) -> None:
+        """A parameter handed to a function that copies it (``copy.chain``): this function's
+        callers that pass a pageable tensor for it make a pageable copy."""
+        if SinkHit in self.listened and copy not in self.parameter_copies:
+            self.parameter_copies.append(copy)
 
     def conditional_copy(
         self,

@@ -153,6 +153,9 @@ class Evaluator:
         self.local_functions: dict[str, cst.FunctionDef] = {}
         #: Lists whose elements may no longer be the recorded ones (``iterated``).
         self.lists_changed: set[str] = set()
+        #: id(argument) -> what the list (dict) it names held when handed to a call (the call
+        #: may change it after: it is forgotten then, but its callee copies what it was given).
+        self._handed_containers: dict[int, dict[str, Value]] = {}
         #: ``self.<attr>.[]`` / ``self.<attr>.{}`` -> every element this function put in the list
         #: (dict) it stored there: what other methods read from it (``attribute_elements``).
         self.attribute_elements: dict[str, Value] = {}
@@ -450,7 +453,7 @@ class Evaluator:
                 # it may assign is unknown from here on.
                 self._receiver_called(node.value, node.attr.value)
                 return UNKNOWN
-            if node.attr.value == "device" and base and all(o.parameter for o in base):
+            if node.attr.value == "device" and base and all(o.whole_parameter for o in base):
                 return device_of(base)  # `grid.device` of a parameter: where the caller's argument is
             if node.attr.value in torch_api.PYTHON_NUMBER_ATTRIBUTES:
                 return PYDATA  # `x.shape`: a tuple of Python ints on tensors and arrays alike
@@ -708,6 +711,20 @@ class Evaluator:
                     return []
                 return _positional(names, held)
             elements = self.known_elements(key, suffix) or frozenset()
+            if not elements and self._own_parameter(key):
+                # `for t in bufs:` of a parameter: each item is what the caller's list (dict)
+                # holds, named so that a caller can say (see `FileSummaries.forward_arguments`).
+                item = Origin(Kind.UNKNOWN, what=f"an item of parameter `{key}`", parameter=key + suffix[1:])
+                elements = frozenset({item})
+                if enumerated or paired:
+                    if (
+                        type(target) is cst.Tuple
+                        and len(target.elements) == 2
+                        and all(type(e) is cst.Element and type(e.value) is cst.Name for e in target.elements)
+                    ):
+                        return [(target.elements[1].value, elements)]  # type: ignore[list-item]
+                    return []
+                return [(target, elements)] if type(target) is cst.Name else []
         if not elements or not any(o.kind in HOST_KINDS for o in elements):
             return []  # no host tensor we know in it: its items stay unknown
         if enumerated or paired:
@@ -719,6 +736,13 @@ class Evaluator:
                 return [(target.elements[1].value, elements)]  # type: ignore[list-item]
             return []
         return [(target, elements)] if type(target) is cst.Name else []
+
+    def _own_parameter(self, key: str) -> bool:
+        """``key`` is a parameter of this function that still holds what the caller passed."""
+        if "." in key or key in self.lists_changed:
+            return False
+        bound = self.env.get(key)
+        return bound is not None and len(bound) == 1 and next(iter(bound)).parameter == key
 
     def iterable(self, node: cst.BaseExpression) -> cst.BaseExpression:
         """What a ``for`` walks: ``xs`` for ``enumerate(xs)`` (the builtin, one argument: it only
@@ -1031,7 +1055,15 @@ class Evaluator:
             self.host_escape(value, arg.value, f"passed to {callee}")
             handed.append((arg.value, value))
         for node, value in handed:
+            if type(node) is cst.Name and self.summaries is not None:
+                held = self.container_of(node)
+                if held:
+                    self._handed_containers[id(node)] = held
             self._handed_over(node, value)
+
+    def held_by_argument(self, node: cst.BaseExpression) -> dict[str, Value] | None:
+        """What the list or dict passed as ``node`` held when the call was made."""
+        return self._handed_containers.get(id(node)) or self.container_of(node)
 
     def _handed_over(self, node: cst.BaseExpression, value: Value) -> None:
         """``node`` went to code that may rebind its attributes (``pin(batch)`` setting

@@ -32,17 +32,15 @@ class SourceFile:
     _scan: FileText | None = None
     #: 0-based def line -> its parsed segment (None: it does not parse).
     parses: dict[int, object] = field(default_factory=dict)
-    _copy_free: dict[int, bool] = field(default_factory=dict)
+    _may_copy: dict[tuple[int, int], bool] = field(default_factory=dict)
 
     def copy_free(self, start: int) -> bool:
-        """The function whose ``def`` is on 0-based line ``start`` has no ``non_blocking`` copy
-        (memoised: many files ask about the same helpers)."""
-        if start not in self._copy_free:
-            from pinlint.analysis.triage import segment_for, segment_text
+        """The function whose ``def`` is on 0-based line ``start`` makes no ``non_blocking`` copy,
+        nor do the functions of this file it calls (memoised: many files ask about the same
+        helpers)."""
+        from pinlint.analysis.copy_text import may_copy
 
-            own = segment_text(self.lines, segment_for(self.lines, start)) if "non_blocking" in self.text else None
-            self._copy_free[start] = own is None or "non_blocking" not in own
-        return self._copy_free[start]
+        return not may_copy(self.lines, self.text, self.scan, start, self._may_copy)
 
     @property
     def names(self) -> FileNames:

@@ -22,10 +22,11 @@ import libcst as cst
 from pinlint import torch_api
 from pinlint.analysis import objects
 from pinlint.analysis.classes import _method_classes
+from pinlint.analysis.copy_text import MAY_COPY, may_copy
 from pinlint.analysis.cst_walk import children
 from pinlint.analysis.device_tests import on_host_when
 from pinlint.analysis.devices import DeviceClass, classify_device
-from pinlint.analysis.events import EventSink
+from pinlint.analysis.events import EventSink, ParameterCopy, SinkHit
 from pinlint.analysis.file_text import FileText
 from pinlint.analysis.names import FileNames
 from pinlint.analysis.parse import parse
@@ -35,13 +36,21 @@ from pinlint.analysis.triage import Segment, segment_for, segment_text
 from pinlint.analysis.values import HOST_DEVICE, HOST_KINDS, PYDATA, UNKNOWN, Kind, Value, is_true, only, replayed
 
 if TYPE_CHECKING:
-    from pinlint.analysis.events import AttributeCopy, ParameterCopy
+    from pinlint.analysis.events import AttributeCopy
     from pinlint.analysis.expressions import Evaluator
     from pinlint.analysis.interpreter import Interpreter
     from pinlint.analysis.project_summaries import ProjectSummaries
 
 #: How many summaries deep one request may go (a helper calling a helper calling a helper).
 MAX_DEPTH = 3
+#: How many calls a parameter is followed through before the one that copies it (``MAX_DEPTH``
+#: bounds the interpretations each call asks for; this, the length of a recorded chain).
+MAX_CHAIN = 3
+#: How many callers of the functions that copy a parameter one file's analysis follows (a
+#: bound: generated code can call a helper thousands of times).
+CALLERS_FOLLOWED = 64
+#: ``non_blocking`` of a forwarded copy that no caller decides: true whatever it passes.
+ALWAYS = cst.Name("True")
 
 
 @dataclass
@@ -101,8 +110,10 @@ class FileSummaries:
         self._parsed_depth: dict[int, int] = {}
         #: def line -> the text of its segment (read to decide whether to parse it).
         self._sources: dict[int, str | None] = {}
+        #: (def line, depth) -> whether it may copy non_blocking (``copy_text.may_copy``).
+        self._may_copy: dict[tuple[int, int], bool] = {}
 
-    def callers_of_copying_functions(self, limit: int = 64) -> list[int]:
+    def callers_of_copying_functions(self, limit: int = CALLERS_FOLLOWED) -> list[int]:
         """0-based ``def`` lines of functions that call a function of this file which copies
         one of its parameters non_blocking (the callers' arguments are then copied)."""
         names: set[str] = set()
@@ -460,6 +471,8 @@ class FileSummaries:
         the answer costs nothing, and ``wants`` only ever skips what would be no answer)."""
         if wants is None or start in self._parsed:
             return True
+        if wants is MAY_COPY:
+            return may_copy(self.lines, self.text, self.scan, start, self._may_copy)
         if start not in self._sources:
             self._sources[start] = segment_text(self.lines, segment_for(self.lines, start))
         source = self._sources[start]
@@ -644,9 +657,11 @@ class FileSummaries:
                 continue  # a path's object does not say what it holds there; or no copy here
             _copied_through(evaluator, call, call.func.value, frozenset().union(*held), copy)  # type: ignore[arg-type]
 
-    def _copying_callee(self, evaluator: Evaluator, call: cst.Call) -> tuple[cst.FunctionDef, Interpreter] | None:
+    def _copying_callee(
+        self, evaluator: Evaluator, call: cst.Call, wants: TextTest | None = None
+    ) -> tuple[cst.FunctionDef, Interpreter] | None:
         """The function ``call`` runs and its interpretation, for the copies it makes."""
-        found = self._function(evaluator, call)
+        found = self._function(evaluator, call, wants)
         if found is None:
             return None
         interpreter = self._interpreter_of(*found, evaluator)
@@ -657,10 +672,20 @@ class FileSummaries:
         if self.depth >= MAX_DEPTH:
             return
         arguments = [evaluator.value_of(a.value) for a in call.args]
+        for a in call.args:
+            if type(a.value) in _CONTAINER_NODES:
+                # A list or dict handed over: what it holds, for a callee that walks it.
+                arguments.extend((evaluator.held_by_argument(a.value) or {}).values())
         passes_true = any(is_true(value) for value in arguments)
+        passes_parameter = SinkHit in self.listened and any(o.parameter for value in arguments for o in value)
         if not passes_true and not any(o.kind is Kind.PAGEABLE for value in arguments for o in value):
-            return  # nothing pageable, and no `True` flag, is passed: no copy to report
-        callee = self._copying_callee(evaluator, call)
+            if not passes_parameter:
+                return  # nothing pageable, no `True` flag and no parameter is passed: no copy to report
+            # Only a parameter of this function is handed on: worth following only where the
+            # callee (or a function of its file it calls) copies something non_blocking.
+            callee = self._copying_callee(evaluator, call, MAY_COPY)
+        else:
+            callee = self._copying_callee(evaluator, call)
         if callee is None:
             return
         function, interpreter = callee
@@ -685,12 +710,23 @@ class FileSummaries:
                     conditional.loops,
                 )
         for copy in interpreter.events.parameter_copies:
-            argument = argument_for(function, call, copy.parameter)
+            name, items = _item_parameter(copy.parameter)
+            argument = argument_for(function, call, name)
             if argument is None:
                 continue  # not passed here (its default is used)
+            if passes_parameter and len(copy.chain) < MAX_CHAIN:
+                _forward(evaluator, function, call, argument, copy, items)
             if not _copies_here(evaluator, function, call, copy):
                 continue  # this call makes it blocking, a dtype cast, or a copy to the host
-            _copied_through(evaluator, call, argument, evaluator.value_of(argument), copy)
+            if items:
+                # The callee walks the list (dict) and copies its items: those the caller put in.
+                held = evaluator.held_by_argument(argument) or {}
+                value = held.get("." + items)
+                if value is None:
+                    continue  # not a container whose items this function knows
+            else:
+                value = evaluator.value_of(argument)
+            _copied_through(evaluator, call, argument, value, copy)
 
     def positions_for(self, parsed: Parsed) -> Positions:
         if parsed.positions is None:
@@ -754,9 +790,116 @@ def _copied_through(
     copy: ParameterCopy | AttributeCopy,
 ) -> None:
     """The callee's ``copy`` copies ``value`` (``node`` here), handed over by ``call``."""
+    chain, known = (copy.chain, copy.device_known) if isinstance(copy, ParameterCopy) else ((), True)
     evaluator.events.copy(
-        node, value, copy.sink, copy.api, copy.device, copy.copy_dst, copy.sink_statement, (), via=call
+        node,
+        value,
+        copy.sink,
+        copy.api,
+        copy.device,
+        copy.copy_dst,
+        copy.sink_statement,
+        (),
+        via=call,
+        chain=chain,
+        device_known=known,
     )
+
+
+def _forward(
+    evaluator: Evaluator,
+    function: cst.FunctionDef,
+    call: cst.Call,
+    argument: cst.BaseExpression,
+    copy: ParameterCopy,
+    items: str = "",
+) -> None:
+    """``call`` hands ``argument``, a parameter of the function analysed (or computed from one),
+    to ``function``, which copies it (``copy``): that parameter is copied too, when the caller's
+    own callers pass a pageable tensor for it. The flag and the device are restated in the terms
+    of this function: what it passes for the callee's parameters, or fixed further down."""
+    # A callee that walks its list parameter (``items``) copies the items of this one.
+    handed = sorted({o.parameter + items for o in evaluator.value_of(argument) if o.parameter})
+    handed = [h for h in handed if _item_parameter(h)[0].isidentifier()]  # one level of items at most
+    if not handed:
+        return
+    here = _parameter_names(evaluator.scope)
+    theirs = _parameter_names(function)
+    flag = _flag_of(copy)
+    if type(flag) is cst.Name and flag.value in theirs:
+        passed = argument_for(function, call, flag.value)
+        if passed is None:
+            if any(a.star for a in call.args) or not _has_true_default(function, flag.value):
+                return  # not visibly passed, and its default is not `True`: not known to be non_blocking
+            flag = ALWAYS
+        elif type(passed) is cst.Name and passed.value in here and _is_own_parameter(evaluator, passed):
+            flag = passed  # `non_blocking=non_blocking`: this function's callers decide
+        elif is_true(evaluator.value_of(passed)):
+            flag = ALWAYS
+        else:
+            return  # blocking, or not known to be non_blocking, with what this call passes
+    else:
+        flag = ALWAYS  # fixed in the callee (`non_blocking=True`)
+    if not _device_fits(evaluator, function, call, copy):
+        return  # this call makes it a dtype cast or a copy to the host
+    device, known = copy.device, copy.device_known
+    if device is not None and known:
+        passed = argument_for(function, call, device.value) if type(device) is cst.Name else None
+        if type(device) is cst.Name and device.value in theirs and passed is not None:
+            device = passed  # what this call passes for the callee's device parameter
+        else:
+            known = False  # the callee's own expression (or its default): not one of this function
+    for parameter in handed:
+        evaluator.events.forwarded(
+            ParameterCopy(
+                parameter,
+                copy.sink,
+                copy.api,
+                device,
+                copy.copy_dst,
+                copy.sink_statement,
+                flag=flag,
+                chain=(call, *copy.chain),
+                device_known=known,
+            )
+        )
+
+
+#: Arguments that may be a container whose items a callee walks.
+_CONTAINER_NODES = (cst.Name, cst.List, cst.Tuple, cst.Dict, cst.ListComp, cst.DictComp)
+
+
+def _item_parameter(parameter: str) -> tuple[str, str]:
+    """``"bufs[]"`` (the items of parameter ``bufs``) -> ``("bufs", "[]")``; ``"t"`` -> ``("t", "")``."""
+    for suffix in ("[]", "{}"):
+        if parameter.endswith(suffix):
+            return parameter[: -len(suffix)], suffix
+    return parameter, ""
+
+
+def _is_own_parameter(evaluator: Evaluator, name: cst.Name) -> bool:
+    """``name`` still holds the parameter of that name (not rebound since)."""
+    value = evaluator.value_of(name)
+    return len(value) == 1 and next(iter(value)).parameter == name.value
+
+
+def _parameter_names(scope: object) -> set[str]:
+    if not isinstance(scope, cst.FunctionDef):
+        return set()
+    params = scope.params
+    return {p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]}
+
+
+def _flag_of(copy: ParameterCopy | AttributeCopy) -> cst.BaseExpression | None:
+    """The expression that decides whether ``copy`` is non_blocking, in the function that holds it."""
+    if isinstance(copy, ParameterCopy) and copy.flag is not None:
+        return copy.flag
+    sink = copy.sink
+    flag = next((a.value for a in sink.args if a.keyword is not None and a.keyword.value == "non_blocking"), None)
+    if flag is None:
+        positional = [a.value for a in sink.args if a.keyword is None and not a.star]
+        flag = positional[-1] if len(positional) >= 2 else None  # `.to(dev, nb)`, `.copy_(src, nb)`
+    return flag
 
 
 def _copies_here(
@@ -765,20 +908,25 @@ def _copies_here(
     """Whether the callee's copy is still a non_blocking copy to a device with this call's
     arguments: ``non_blocking=nb`` or a target that is a parameter takes what the caller passes
     (``g(t, dev, nb=False)``, ``conv(t, torch.float16)``, ``mv(t, "cpu")``)."""
-    params = {
-        p.name.value for p in [*function.params.posonly_params, *function.params.params, *function.params.kwonly_params]
-    }
-    sink = copy.sink
-    flag = next((a.value for a in sink.args if a.keyword is not None and a.keyword.value == "non_blocking"), None)
-    if flag is None:
-        positional = [a.value for a in sink.args if a.keyword is None and not a.star]
-        flag = positional[-1] if len(positional) >= 2 else None  # `.to(dev, nb)`, `.copy_(src, nb)`
+    params = _parameter_names(function)
+    flag = _flag_of(copy)
     if type(flag) is cst.Name and flag.value in params:
         passed = argument_for(function, call, flag.value)
         if passed is not None and not is_true(evaluator.value_of(passed)):
             return False
         if passed is None and not _has_true_default(function, flag.value):
             return False  # a flag without a `True` default, not visibly passed: not known
+    return _device_fits(evaluator, function, call, copy)
+
+
+def _device_fits(
+    evaluator: Evaluator, function: cst.FunctionDef, call: cst.Call, copy: ParameterCopy | AttributeCopy
+) -> bool:
+    """The callee's copy still goes to a device with what ``call`` passes for its device
+    parameter (not a dtype: a cast; not the host)."""
+    if isinstance(copy, ParameterCopy) and not copy.device_known:
+        return True  # fixed further down, where it was checked
+    params = _parameter_names(function)
     target = copy.device
     if type(target) is cst.Name and target.value in params:
         passed = argument_for(function, call, target.value)
@@ -809,6 +957,12 @@ def _arguments(evaluator: Evaluator, function: cst.FunctionDef, call: cst.Call) 
     passed, or a literal default (``scale=2``); None when neither is visible."""
 
     def passed(name: str) -> Value | None:
+        name, items = _item_parameter(name)
+        if items:
+            # An item of a list (dict) parameter: the items of the caller's, when known.
+            argument = argument_for(function, call, name)
+            held = evaluator.held_by_argument(argument) if argument is not None else None
+            return (held or {}).get("." + items) or None
         argument = argument_for(function, call, name)
         if argument is not None:
             if classify_device(argument, evaluator.names.torch_function) is DeviceClass.HOST:

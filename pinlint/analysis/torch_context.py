@@ -104,7 +104,7 @@ def allocated_value(ctx: Context, call: cst.Call, what: str, *, factory: str, da
             )
     if device in RUNTIME_OR_ACCELERATOR and not pinned and arg is not None:
         where = ctx.value_of(arg.value)
-        if where and all(o.parameter for o in where):
+        if where and all(o.whole_parameter for o in where):
             # `device=device`, a parameter: where a caller's call allocates is that caller's
             # argument (a helper called with "cpu" builds a pageable host tensor).
             return allocated_on(where, call, what, factory, _vector(ctx, call, factory))

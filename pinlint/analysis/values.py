@@ -96,6 +96,11 @@ class Origin:
     depth: int = 0
 
     @property
+    def whole_parameter(self) -> bool:
+        """A parameter itself, not an item of one (``"bufs[]"``: what ``for t in bufs`` gives)."""
+        return bool(self.parameter) and not self.parameter.endswith(("[]", "{}"))
+
+    @property
     def parametric(self) -> bool:
         """The value depends on what a caller passes: a parameter, or computed from one."""
         return bool(self.parameter or self.computed)
@@ -305,7 +310,7 @@ def to_host(receiver: Value, node: cst.CSTNode, what: str) -> Value:
     """``.cpu()`` / ``.to("cpu")``: a pageable host tensor (a device-to-host copy), except that
     of a host tensor it returns the tensor itself. Of a parameter it is pageable here, and
     replayed on what a call passes (a pinned argument comes back pinned)."""
-    if receiver and all(o.parameter for o in receiver):
+    if receiver and all(o.whole_parameter for o in receiver):
         return frozenset({Origin(Kind.PAGEABLE, node, what=what, computed="to_host", inputs=(receiver,), depth=1)})
     return pageable(node, pinnable=False, what=what)
 

@@ -72,15 +72,26 @@ class RuleContext:
                         return interpreter
         return self.interpreter
 
-    def copier_of(self, sink: cst.Call) -> Interpreter | None:
-        """For a copy made in a callee (``SinkHit.via``): the callee's interpreter."""
+    def copier_of(self, sink: cst.Call, chain: tuple[cst.Call, ...] = ()) -> Interpreter | None:
+        """For a copy made in a callee (``SinkHit.via``): the interpreter of the function the call
+        runs, which copies the tensor itself or (``chain``) hands it on through those calls."""
         for summaries in self._all_summaries():
             for parsed in summaries.all_parsed():
                 for interpreter in parsed.interpreters:
                     events = interpreter.events
-                    if any(copy.sink is sink for copy in [*events.parameter_copies, *events.attribute_copies]):
+                    if any(copy.sink is sink and copy.chain == chain for copy in events.parameter_copies) or (
+                        not chain and any(copy.sink is sink for copy in events.attribute_copies)
+                    ):
                         return interpreter
         return None
+
+    def _callee_name(self, sink: cst.Call, chain: tuple[cst.Call, ...]) -> str:
+        import libcst as cst
+
+        copier = self.copier_of(sink, chain)
+        if copier is not None and isinstance(copier.scope, cst.FunctionDef):
+            return copier.scope.name.value
+        return "a callee"
 
     def file_of(self, node: cst.CSTNode) -> str | None:
         """The path of the file ``node`` is in (None: the analysed file, with no path known)."""
@@ -132,6 +143,15 @@ class RuleContext:
                     self.positions.end(hit.via),
                     "the call passing the tensor",
                     self._elsewhere(hit.via, hit),
+                )
+            )
+        for call in hit.chain:
+            out.append(
+                RelatedLocation(
+                    self.positions.start(call),
+                    self.positions.end(call),
+                    "the call passing it on",
+                    self._elsewhere(call, hit),
                 )
             )
         return tuple(out)
@@ -213,15 +233,16 @@ class RuleContext:
         sink_row = self.sink_row(hit)
         api = _API_TEXT[hit.api]
         if hit.via is not None:
-            copier = self.copier_of(hit.sink)
-            name = (
-                copier.scope.name.value
-                if copier is not None and isinstance(copier.scope, cst.FunctionDef)
-                else "a callee"
-            )
+            handed = [
+                f"to `{self._callee_name(hit.sink, hit.chain[i:])}()`, which passes it on line "
+                f"{self.positions.start(call).row}{self._of_file(call, hit)}"
+                for i, call in enumerate(hit.chain)
+            ]
+            last = self._callee_name(hit.sink, ())
             return (
-                f"is passed on line {self.positions.start(hit.via).row} to `{name}()`, which copies it with "
-                f"`{api}` on line {sink_row}{self._of_file(hit.sink, hit)}"
+                f"is passed on line {self.positions.start(hit.via).row} "
+                + "".join(f"{step} " for step in handed)
+                + f"to `{last}()`, which copies it with `{api}` on line {sink_row}{self._of_file(hit.sink, hit)}"
             )
         birth = self.interpreter_of(node)
         if birth is not self.interpreter and isinstance(self.interpreter.scope, cst.FunctionDef):
