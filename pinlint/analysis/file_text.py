@@ -306,6 +306,21 @@ class FileText:
             return frozenset()
         return frozenset(name for name in self._referenced if self.method_start(class_name, name) is not None)
 
+    def methods_of(self, class_name: str) -> list[tuple[str, int]]:
+        """(name, 0-based def line) of each method the class family defines once (``method_start``)."""
+        family = self.family(class_name)
+        if family is None:
+            return []
+        self.defs("")  # builds the index of every def
+        assert self._def_index is not None
+        named = {
+            name
+            for name, entries in self._def_index.items()
+            if any(indented and any(c.start < line < c.end for c in family) for line, indented in entries)
+        }
+        found = [(name, self.method_start(class_name, name)) for name in sorted(named)]
+        return [(name, start) for name, start in found if start is not None]
+
     def top_level_classes(self, name: str) -> list[ClassRange]:
         """The classes named ``name`` at module level (by name, indexed once)."""
         if self._top_classes is None:

@@ -68,6 +68,8 @@ class ProjectSummaries:
         self.files: dict[str, ForeignFile | None] = {}
         self._functions: dict[tuple[str, str, bool], tuple[ForeignFile, int] | None] = {}
         self._copiers: dict[str, bool] = {}
+        #: imported class (``class:<local name>``) -> its methods that copy a parameter.
+        self._class_copiers: dict[str, set[str]] = {}
         #: attribute -> whether a project module this file imports assigns `<module>.<attr>`.
         self._patched: dict[tuple[str, str], bool] = {}
 
@@ -260,6 +262,45 @@ class ProjectSummaries:
             if self._copiers[spelled]:
                 spellings.add(spelled)
         return spellings
+
+    def imported_copier_methods(self, names: FileNames, text: str) -> set[str]:
+        """The methods of the project classes this file imports by name and constructs
+        (``Up(dev)``) that copy one of their parameters non_blocking: a caller of ``obj.send(t)``
+        here hands them ``t`` (the object's class is checked where the call is analysed)."""
+        found: set[str] = set()
+        for first, second in _calls_of(project_imports(names), text):
+            if second or first not in names.from_imports:
+                continue  # `mod.Up(...)`: not followed (its objects are resolved the same way, rarer)
+            key = f"class:{first}"
+            if key not in self._class_copiers:
+                self._class_copiers[key] = self._copying_methods(names, first)
+            found |= self._class_copiers[key]
+        return found
+
+    def _copying_methods(self, names: FileNames, local: str) -> set[str]:
+        target = self.target(names, cst.Name(local))
+        if target is None or target[0] == self.modules.path:
+            return set()
+        foreign = self.file(target[0])
+        if foreign is None or "non_blocking" not in foreign.file.text:
+            return set()  # no copy in that file (a class re-exported through a package: not followed)
+        classes = foreign.file.scan.top_level_classes(target[1])
+        if len(classes) != 1:
+            return set()  # not a class there, or defined twice
+        copying: set[str] = set()
+        for method, start in foreign.file.scan.methods_of(target[1]):
+            if foreign.file.copy_free(start):
+                continue  # no copy in it: not parsed
+            parsed = foreign.summaries.parsed(start)
+            if parsed is None:
+                continue
+            top = next((s for s in parsed.module.body if isinstance(s, cst.FunctionDef)), None)
+            if any(
+                i.scope is top and (i.events.parameter_copies or i.events.conditional_copies)
+                for i in parsed.interpreters
+            ):
+                copying.add(method)
+        return copying
 
     def _copies_parameter(self, names: FileNames, func: cst.BaseExpression) -> bool:
         target = self.target(names, func)

@@ -117,7 +117,7 @@ class FileSummaries:
         """0-based ``def`` lines of functions that call a function of this file which copies
         one of its parameters non_blocking (the callers' arguments are then copied)."""
         names: set[str] = set()
-        methods: set[str] = set()  # methods that copy a field of `self` (`obj.to_device(dev)`)
+        methods: set[str] = set()  # methods that copy a parameter or a field of `self` (`obj.to_device(dev)`)
         for parsed in self.all_parsed():
             for interpreter in parsed.interpreters:
                 events = interpreter.events
@@ -125,12 +125,16 @@ class FileSummaries:
                     continue
                 if events.parameter_copies or events.conditional_copies:
                     names.add(interpreter.scope.name.value)
+                    if interpreter.class_name is not None:
+                        # A method: `obj.send(t)` on an object of its class (resolved there).
+                        methods.add(interpreter.scope.name.value)
                 if events.attribute_copies:
                     methods.add(interpreter.scope.name.value)
         if any(p.segment.whole_file for p in self.all_parsed()):
             return []  # the whole file was analysed: every caller already was
         if self.project is not None:
             names |= self.project.imported_copiers(self.names, self.text)
+            methods |= self.project.imported_copier_methods(self.names, self.text)
         covered = _Ranges([(p.segment.start, p.segment.end) for p in self.all_parsed()])
         found: list[int] = []
         past: list[tuple[int, str]] = []  # (start, callee) of the callers past the bound
