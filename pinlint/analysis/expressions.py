@@ -725,8 +725,8 @@ class Evaluator:
                         return [(target.elements[1].value, elements)]  # type: ignore[list-item]
                     return []
                 return [(target, elements)] if type(target) is cst.Name else []
-        if not elements or not any(o.kind in HOST_KINDS for o in elements):
-            return []  # no host tensor we know in it: its items stay unknown
+        if not elements or not (any(o.kind in HOST_KINDS for o in elements) or _objects_holding_host(elements)):
+            return []  # no host tensor we know in it (nor an object holding one): its items stay unknown
         if enumerated or paired:
             if (
                 type(target) is cst.Tuple
@@ -1262,6 +1262,14 @@ def _agree(elements: Value) -> bool:
         all(o.kind is Kind.PAGEABLE for o in elements)
         or all(o.kind in MAYBE_PINNED_KINDS or o.kind is Kind.DEVICE for o in elements)
         or all(o.kind is Kind.PYDATA for o in elements)
+    )
+
+
+def _objects_holding_host(elements: Value) -> bool:
+    """Every element is an object of a project class, and one's construction put a host tensor
+    in a field (``[Batch(ids=t)]``): a loop's ``x.to_device(...)`` copies it."""
+    return objects.is_object(elements) and any(
+        o.kind in HOST_KINDS for origin in elements for _, value in origin.fields for o in value
     )
 
 
