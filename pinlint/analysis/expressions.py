@@ -45,6 +45,7 @@ from pinlint.analysis.values import (
     device_of,
     is_pydata,
     is_tensor,
+    loaded,
     pageable,
     self_attribute,
 )
@@ -142,6 +143,10 @@ class Evaluator:
         self.none_guarded: dict[Origin, list[tuple[str, bool, Value | None]]] = {}
         #: The values of this function's ``return`` statements.
         self.returns: list[Value] = []
+        #: The values its ``yield`` statements give (a generator), and whether one is not known
+        #: (``yield from``): what a loop over a call of it takes.
+        self.yields: list[Value] = []
+        self.yields_unknown = False
         #: The same returns element by element where each returns a tuple display (``return a,
         #: b``), else None for that return (unpacked by a caller: ``x, y = f()``).
         self.tuple_returns: list[list[Value] | None] = []
@@ -602,8 +607,11 @@ class Evaluator:
             self.host_escape(self.ev(inner), inner, "passed on")
         elif type(node) is cst.Yield:
             if isinstance(node.value, cst.BaseExpression):
-                self.host_escape(self.ev(node.value), node, "yielded")
+                yielded = self.ev(node.value)
+                self.yields.append(yielded)
+                self.host_escape(yielded, node, "yielded")
             elif node.value is not None:
+                self.yields_unknown = True  # `yield from it`: what `it` gives is not followed
                 self.host_escape(self.ev(node.value.item), node, "yielded")
         elif type(node) in (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString, cst.Ellipsis):
             return  # strings hold no copies worth following
@@ -688,6 +696,16 @@ class Evaluator:
                     return []
                 return _positional(names, [frozenset().union(*(r[i] for r in rows)) for i in range(len(names))])  # type: ignore[index]
             elements = frozenset().union(*(self.value_of(e.value) for e in items.elements))
+        elif (
+            type(items) is cst.Call
+            and self.summaries is not None
+            and names is None
+            and not paired
+            and suffix == ".[]"
+            and (yielded := self.summaries.call_yields(self, items)) is not None
+        ):
+            # `for t in batches(xs):` of a generator of the project: what its `yield`s give.
+            elements = yielded
         elif type(items) is cst.Call and self.summaries is not None and not paired and suffix == ".[]":
             # `for ids, meta in helper():` of a list or tuple the helper builds and returns.
             held = self.summaries.call_containers(self, items) or {}
@@ -711,6 +729,12 @@ class Evaluator:
                     return []
                 return _positional(names, held)
             elements = self.known_elements(key, suffix) or frozenset()
+            if not elements and suffix == ".{}":
+                loaded_value = self.env.get(key)
+                if loaded_value and all(o.kind is Kind.PAGEABLE and o.loaded for o in loaded_value):
+                    # `for k, v in state.items():` of what `torch.load(f, map_location="cpu")`
+                    # read: every tensor in it is in pageable host memory.
+                    elements = loaded_value
             if not elements and self._own_parameter(key):
                 # `for t in bufs:` of a parameter: each item is what the caller's list (dict)
                 # holds, named so that a caller can say (see `FileSummaries.forward_arguments`).
@@ -967,7 +991,7 @@ class Evaluator:
         if library is not None:
             if not _loads_on_host(library, call):
                 return UNKNOWN  # loaded onto a device, or one chosen at run time
-            return pageable(call, pinnable=False, what=f"`{library}(...)`")
+            return loaded(call, f"`{library}(...)`")
         if (type(func) is cst.Name and func.value in self.env and func.value not in self.local_functions) or type(
             func
         ) is cst.Subscript:

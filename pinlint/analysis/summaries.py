@@ -527,6 +527,24 @@ class FileSummaries:
             return None  # pinned or not depending on how it is called: the caller's business
         return value
 
+    def call_yields(self, evaluator: Evaluator, call: cst.Call) -> Value | None:
+        """What a loop over ``call`` of a generator function takes: the union of what its
+        ``yield`` statements give, replayed on the call's arguments. None when the callee is no
+        plain generator (a coroutine, a decorated or ``async`` one), yields with ``yield from``, or
+        gives pinned or pageable tensors depending on how it is called."""
+        if self.depth >= MAX_DEPTH:
+            return None
+        found = self._function(evaluator, call, _may_yield)
+        if found is None or found[1].asynchronous is not None or not self._not_run(*found):
+            return None  # not a generator (its call's result is what it returns)
+        interpreter = self._interpreter_of(*found, evaluator)
+        if interpreter is None or interpreter.yields_unknown or not interpreter.yields:
+            return None
+        value = replayed(frozenset().union(*interpreter.yields), _arguments(evaluator, found[1], call))
+        if value is None or {o.kind for o in value} >= {Kind.PINNED, Kind.PAGEABLE}:
+            return None  # see `call`
+        return value
+
     def call_elements(self, evaluator: Evaluator, call: cst.Call, count: int) -> list[Value] | None:
         """What unpacking the called function's result into ``count`` names gives each name,
         when every return of the function is a tuple display of that length; else None."""
@@ -726,6 +744,12 @@ class FileSummaries:
                 # The callee walks the list (dict) and copies its items: those the caller put in.
                 held = evaluator.held_by_argument(argument) or {}
                 value = held.get("." + items)
+                if value is None and items == "{}":
+                    # What a loader read (`torch.load(f, map_location="cpu")`): its values are
+                    # host tensors, whatever the dict's keys.
+                    passed_value = evaluator.value_of(argument)
+                    if passed_value and all(o.kind is Kind.PAGEABLE and o.loaded for o in passed_value):
+                        value = passed_value
                 if value is None:
                     continue  # not a container whose items this function knows
             else:
@@ -1000,6 +1024,10 @@ TextTest = Callable[[str], bool]
 
 def _may_return(text: str) -> bool:
     return "return" in text  # no `return`: the call gives nothing known (as when it returns nothing)
+
+
+def _may_yield(text: str) -> bool:
+    return "yield" in text  # no `yield`: not a generator
 
 
 def _may_check_on_host(text: str) -> bool:

@@ -47,6 +47,7 @@ from pinlint.analysis.values import (
     is_pydata,
     is_tensor,
     kinds,
+    loaded,
     non_scalar,
     only,
     pageable,
@@ -194,7 +195,7 @@ def _load(ctx: Context, name: str, call: cst.Call, args: list[Value], first: Val
     """``torch.load(f, map_location="cpu")``: host tensors in pageable memory."""
     location = keyword_args(call).get("map_location")
     if location is not None and classify_device(location.value, ctx.names.torch_function) is DeviceClass.HOST:
-        return pageable(call, pinnable=False, what="torch.load(...)")
+        return loaded(call, "torch.load(...)")
     return UNKNOWN  # saved devices are restored: the tensors may be anywhere
 
 

@@ -94,6 +94,10 @@ class Origin:
     elementwise: bool = False
     #: How many computations on parameters this one nests (1: on parameters themselves).
     depth: int = 0
+    #: For pageable: what a loader read into host memory (``torch.load(f, map_location="cpu")``,
+    #: ``safetensors.torch.load_file``), perhaps a dict of tensors: its ``.values()`` and
+    #: ``.items()`` are host tensors too.
+    loaded: bool = False
 
     @property
     def whole_parameter(self) -> bool:
@@ -164,6 +168,11 @@ def pageable(
     vector: bool = False,
 ) -> Value:
     return frozenset({Origin(Kind.PAGEABLE, node, pinnable, what, data_is_python, factory, vector)})
+
+
+def loaded(node: cst.CSTNode, what: str) -> Value:
+    """What a loader read into pageable host memory: a tensor, or a container of them."""
+    return frozenset({Origin(Kind.PAGEABLE, node, what=what, loaded=True)})
 
 
 def parameter(node: cst.CSTNode, name: str) -> Value:
