@@ -62,6 +62,9 @@ class ParameterCopy:
     chain: tuple[cst.Call, ...] = ()
     #: False when the copy's device is fixed further down (not an expression of this function).
     device_known: bool = True
+    #: For a copy of a tensor computed from parameters (``(x * 2).to(dev, non_blocking=True)``;
+    #: ``parameter`` is then ""): that computation, replayed on a caller's arguments.
+    computed: Value = frozenset()
 
 
 @dataclass(frozen=True)
@@ -174,6 +177,9 @@ class EventSink:
         #: Copies whose source is a parameter (on some path).
         self.parameter_copies: list[ParameterCopy] = []
         self.attribute_copies: list[AttributeCopy] = []
+        #: Copies of a new tensor computed from parameters: a caller passing host tensors for
+        #: them makes the copy pageable (born here, where it is computed).
+        self.computed_copies: list[ParameterCopy] = []
         #: Copies whose ``non_blocking=`` is a parameter without a default (``nb``): non_blocking
         #: where a caller passes ``True`` for it. (parameter, the copy's arguments for ``copy``.)
         self.conditional_copies: list[ConditionalCopy] = []
@@ -221,6 +227,8 @@ class EventSink:
             return
         if Kind.DEVICE in kinds(source):
             return  # host-ness rests on a run-time condition (some path is already on a device)
+        if via is None:
+            self._computed_copy(source, call, api, device, copy_dst, statement)
         for origin in source:
             if origin.parameter and via is None:
                 self.parameter_copies.append(ParameterCopy(origin.parameter, call, api, device, copy_dst, statement))
@@ -236,6 +244,19 @@ class EventSink:
             self.events.append(
                 SinkHit(origin, call, api, device, copy_dst, chained, statement, loops, via, chain, device_known)
             )
+
+    def _computed_copy(
+        self,
+        source: Value,
+        call: cst.Call,
+        api: str,
+        device: cst.BaseExpression | None,
+        copy_dst: cst.BaseExpression | None,
+        statement: cst.CSTNode,
+    ) -> None:
+        computed = frozenset(o for o in source if o.computed and not o.parameter)
+        if computed:
+            self.computed_copies.append(ParameterCopy("", call, api, device, copy_dst, statement, computed=computed))
 
     def forwarded(self, copy: ParameterCopy) -> None:
         """A parameter handed to a function that copies it (``copy.chain``): this function's
@@ -263,6 +284,8 @@ class EventSink:
         self.conditional_copies.append(
             ConditionalCopy(flag, source_node, source, call, api, device, copy_dst, statement, loops)
         )
+        if Kind.DEVICE not in kinds(source):
+            self._computed_copy(source, call, api, device, copy_dst, statement)
         for origin in source:
             if origin.parameter:
                 self.parameter_copies.append(ParameterCopy(origin.parameter, call, api, device, copy_dst, statement))

@@ -296,7 +296,8 @@ class ProjectSummaries:
                 continue
             top = next((s for s in parsed.module.body if isinstance(s, cst.FunctionDef)), None)
             if any(
-                i.scope is top and (i.events.parameter_copies or i.events.conditional_copies)
+                i.scope is top
+                and (i.events.parameter_copies or i.events.conditional_copies or i.events.computed_copies)
                 for i in parsed.interpreters
             ):
                 copying.add(method)
@@ -322,7 +323,9 @@ class ProjectSummaries:
         if parsed is None:
             return False
         top = next((s for s in parsed.module.body if isinstance(s, cst.FunctionDef)), None)
-        return any(i.scope is top and i.events.parameter_copies for i in parsed.interpreters)
+        return any(
+            i.scope is top and (i.events.parameter_copies or i.events.computed_copies) for i in parsed.interpreters
+        )
 
     def _computes(self, foreign: ForeignFile, start: int) -> bool:
         """The function returns something (perhaps computed from the host tensor it is given), in

@@ -123,7 +123,7 @@ class FileSummaries:
                 events = interpreter.events
                 if not isinstance(interpreter.scope, cst.FunctionDef):
                     continue
-                if events.parameter_copies or events.conditional_copies:
+                if events.parameter_copies or events.conditional_copies or events.computed_copies:
                     names.add(interpreter.scope.name.value)
                     if interpreter.class_name is not None:
                         # A method: `obj.send(t)` on an object of its class (resolved there).
@@ -711,6 +711,7 @@ class FileSummaries:
         if callee is None:
             return
         function, interpreter = callee
+        self._computed_copies(evaluator, function, call, interpreter)
         for conditional in interpreter.events.conditional_copies if passes_true else []:
             # `self._plan(n, non_blocking)` with `non_blocking=True` here, and in `_plan` a local
             # pageable tensor copied with `non_blocking=non_blocking`.
@@ -755,6 +756,25 @@ class FileSummaries:
             else:
                 value = evaluator.value_of(argument)
             _copied_through(evaluator, call, argument, value, copy)
+
+    def _computed_copies(
+        self, evaluator: Evaluator, function: cst.FunctionDef, call: cst.Call, interpreter: Interpreter
+    ) -> None:
+        """The callee copies a tensor it computes from its parameters (``(x * 2).to(dev,
+        non_blocking=True)``): with the host tensors this call passes, that result is new pageable
+        memory, born in the callee."""
+        if not interpreter.events.computed_copies:
+            return
+        passed = _arguments(evaluator, function, call)
+        for copy in interpreter.events.computed_copies:
+            if not _copies_here(evaluator, function, call, copy):
+                continue  # this call makes it blocking, a dtype cast, or a copy to the host
+            value = replayed(copy.computed, passed)
+            if value is None or Kind.PAGEABLE not in {o.kind for o in value}:
+                continue  # an argument not visible here, or nothing computed on the host
+            if {o.kind for o in value} & {Kind.PINNED, Kind.DEVICE}:
+                continue  # on a device or pinned on some path: the caller's business (see `call`)
+            _copied_through(evaluator, call, call, value, copy)
 
     def positions_for(self, parsed: Parsed) -> Positions:
         if parsed.positions is None:

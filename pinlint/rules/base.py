@@ -80,7 +80,8 @@ class RuleContext:
                 for interpreter in parsed.interpreters:
                     events = interpreter.events
                     if any(copy.sink is sink and copy.chain == chain for copy in events.parameter_copies) or (
-                        not chain and any(copy.sink is sink for copy in events.attribute_copies)
+                        not chain
+                        and any(copy.sink is sink for copy in (*events.attribute_copies, *events.computed_copies))
                     ):
                         return interpreter
         return None
@@ -233,6 +234,14 @@ class RuleContext:
         sink_row = self.sink_row(hit)
         api = _API_TEXT[hit.api]
         if hit.via is not None:
+            copier = self.copier_of(hit.sink, hit.chain) if not hit.chain else None
+            if copier is not None and id(node) in copier.statement_of and isinstance(copier.scope, cst.FunctionDef):
+                # Computed in the callee from what the call passes (`(x * 2).to(dev, non_blocking=True)`).
+                return (
+                    f"is computed in `{copier.scope.name.value}()` from the tensor passed to it on line "
+                    f"{self.positions.start(hit.via).row}{self._of_file(hit.via, hit)}, and reaches `{api}` on "
+                    f"line {sink_row}{self._of_file(hit.sink, hit)}"
+                )
             handed = [
                 f"to `{self._callee_name(hit.sink, hit.chain[i:])}()`, which passes it on line "
                 f"{self.positions.start(call).row}{self._of_file(call, hit)}"
