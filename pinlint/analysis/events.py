@@ -228,12 +228,8 @@ class EventSink:
         if Kind.DEVICE in kinds(source):
             return  # host-ness rests on a run-time condition (some path is already on a device)
         if via is None:
-            self._computed_copy(source, call, api, device, copy_dst, statement)
+            self._summary_copies(source, call, api, device, copy_dst, statement)
         for origin in source:
-            if origin.parameter and via is None:
-                self.parameter_copies.append(ParameterCopy(origin.parameter, call, api, device, copy_dst, statement))
-            if origin.attribute and via is None:
-                self.attribute_copies.append(AttributeCopy(origin.attribute, call, api, device, copy_dst, statement))
             if origin.kind is not Kind.PAGEABLE or origin.node is None:
                 continue
             key = (id(origin.node), id(call))
@@ -245,7 +241,7 @@ class EventSink:
                 SinkHit(origin, call, api, device, copy_dst, chained, statement, loops, via, chain, device_known)
             )
 
-    def _computed_copy(
+    def _summary_copies(
         self,
         source: Value,
         call: cst.Call,
@@ -254,8 +250,15 @@ class EventSink:
         copy_dst: cst.BaseExpression | None,
         statement: cst.CSTNode,
     ) -> None:
+        """What the callers of this function decide about the copy: the parameters, ``self``
+        fields and computations on parameters it copies."""
+        for origin in source:
+            if origin.parameter:
+                self.parameter_copies.append(ParameterCopy(origin.parameter, call, api, device, copy_dst, statement))
+            if origin.attribute:
+                self.attribute_copies.append(AttributeCopy(origin.attribute, call, api, device, copy_dst, statement))
         computed = frozenset(o for o in source if o.computed and not o.parameter)
-        if computed:
+        if computed and Kind.DEVICE not in kinds(source):
             self.computed_copies.append(ParameterCopy("", call, api, device, copy_dst, statement, computed=computed))
 
     def forwarded(self, copy: ParameterCopy) -> None:
@@ -284,13 +287,7 @@ class EventSink:
         self.conditional_copies.append(
             ConditionalCopy(flag, source_node, source, call, api, device, copy_dst, statement, loops)
         )
-        if Kind.DEVICE not in kinds(source):
-            self._computed_copy(source, call, api, device, copy_dst, statement)
-        for origin in source:
-            if origin.parameter:
-                self.parameter_copies.append(ParameterCopy(origin.parameter, call, api, device, copy_dst, statement))
-            if origin.attribute:
-                self.attribute_copies.append(AttributeCopy(origin.attribute, call, api, device, copy_dst, statement))
+        self._summary_copies(source, call, api, device, copy_dst, statement)
 
     def construction(
         self,
