@@ -18,6 +18,7 @@ from pinlint.analysis.budget import _DEADLINE_EVERY, SCOPE_STEP_BUDGET, BudgetEx
 from pinlint.analysis.builtins import READ_ONLY_BUILTINS, constant_truth, repeats_a_list
 from pinlint.analysis.cst_walk import EXPRESSION_TYPES, children, mentioned
 from pinlint.analysis.device_tests import compared_to_another_device
+from pinlint.analysis.dict_uses import only_read
 from pinlint.analysis.env import Env
 from pinlint.analysis.events import EventSink
 from pinlint.analysis.host_uses import HostUses
@@ -460,6 +461,8 @@ class Evaluator:
                 return UNKNOWN
             if node.attr.value == "device" and base and all(o.whole_parameter for o in base):
                 return device_of(base)  # `grid.device` of a parameter: where the caller's argument is
+            if node.attr.value == "device" and base and {o.kind for o in base} <= HOST_KINDS:
+                return HOST_DEVICE  # `t.device` of a host tensor
             if node.attr.value in torch_api.PYTHON_NUMBER_ATTRIBUTES:
                 return PYDATA  # `x.shape`: a tuple of Python ints on tensors and arrays alike
             if node.attr.value in torch_api.VIEW_ATTRIBUTES and is_tensor(base):
@@ -729,13 +732,17 @@ class Evaluator:
                     return []
                 return _positional(names, held)
             elements = self.known_elements(key, suffix) or frozenset()
-            if not elements and suffix == ".{}":
+            if not elements and suffix == ".{}" and "." not in key:
                 loaded_value = self.env.get(key)
-                if loaded_value and all(o.kind is Kind.PAGEABLE and o.loaded for o in loaded_value):
+                if (
+                    loaded_value
+                    and all(o.kind is Kind.PAGEABLE and o.loaded for o in loaded_value)
+                    and only_read(self.scope, key)
+                ):
                     # `for k, v in state.items():` of what `torch.load(f, map_location="cpu")`
                     # read: every tensor in it is in pageable host memory.
                     elements = loaded_value
-            if not elements and self._own_parameter(key):
+            if not elements and self._own_parameter(key) and only_read(self.scope, key):
                 # `for t in bufs:` of a parameter: each item is what the caller's list (dict)
                 # holds, named so that a caller can say (see `FileSummaries.forward_arguments`).
                 item = Origin(Kind.UNKNOWN, what=f"an item of parameter `{key}`", parameter=key + suffix[1:])

@@ -232,6 +232,23 @@ class FileText:
                 return True
         return False
 
+    def method_replaced(self, class_name: str, name: str) -> bool:
+        """Whether ``obj.<name>`` may run something else than the family's ``def <name>``: the
+        name stored as an attribute outside ``self`` (``Uploader.send = f``, ``up.send = f``),
+        written by name (``setattr(Uploader, "send", f)``), bound again in a class body
+        (``send = other``), or attribute access or construction redefined (``__getattr__``,
+        ``__new__``, a metaclass, a class decorator)."""
+        family = self.family(class_name)
+        if family is None or self.opaque_family(class_name):
+            return True
+        if self.assigned_elsewhere(name) or self.writes_indirectly(name, family):
+            return True
+        return any(
+            cls.start < line < cls.end and width == _body_indent(self.lines, cls)
+            for line, width in self._assignment_lines(name)
+            for cls in family
+        )
+
     def _assignment_lines(self, name: str) -> list[tuple[int, int]]:
         """(0-based line, indent width) of each assignment whose target list names ``name``
         (``x = ...``, ``a, x = ...``), at any indentation; only lines holding the name are read."""
@@ -630,7 +647,7 @@ _STORE_TAIL = re.compile(r"(?![\w])[ \t]*(?::[^=\n]*)?=(?!=)")
 #: The attribute chain that ends where a search stops (``runner`` in ``runner.buf = ...``).
 _CHAIN_END = re.compile(r"[\w.]*$")
 #: Methods by which a class decides what attribute reads and writes do.
-_ACCESS_HOOK = re.compile(r"def[ \t]+__(?:setattr|getattribute|getattr|delattr)__\b|^[ \t]+__init__[ \t]*=", re.M)
+_ACCESS_HOOK = re.compile(r"def[ \t]+__(?:setattr|getattribute|getattr|delattr|new)__\b|^[ \t]+__init__[ \t]*=", re.M)
 _DATACLASS_DECORATOR = re.compile(r"@(?:dataclasses\.)?dataclass\b")
 
 

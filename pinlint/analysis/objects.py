@@ -144,6 +144,12 @@ def method(summaries: FileSummaries, base: Value, name: str) -> tuple[FileSummar
     owner = _summaries_of(summaries, class_file)
     if owner is None:
         return None
+    if owner.scan.method_replaced(class_name, name) or (
+        owner is not summaries and summaries.scan.assigned_elsewhere(name)
+    ):
+        return None  # `Uploader.send = other`, `up.send = f`, `__getattr__`...: which function runs is not known
+    if summaries.project is not None and summaries.project.stored_by_imports(summaries.names, name):
+        return None  # a project module this file imports assigns `<x>.<name> = ...` (a monkeypatch at import)
     start = owner.scan.method_start(class_name, name)
     return (owner, start) if start is not None else None
 

@@ -144,6 +144,24 @@ class ProjectSummaries:
             self._patched[key] = found
         return self._patched[key]
 
+    def stored_by_imports(self, names: FileNames, attr: str) -> bool:
+        """A project module this file imports assigns ``<x>.<attr> = ...`` on anything but
+        ``self`` (``up.Uploader.send = safe``): a method of that name may be replaced at import."""
+        key = (attr, "")
+        if key not in self._patched:
+            found = False
+            modules = [(level, module) for level, module in names.imported_modules if level or module]
+            for level, module in modules[:_MAX_PATCH_MODULES]:
+                if not level and module.split(".", 1)[0] in LIBRARY_ROOTS:
+                    continue  # the standard library and torch patch no project class
+                path = self.modules.module_file(level, module)
+                read = self.modules.read(path) if path is not None else None
+                if read is not None and read.scan.stored_attributes().get(attr):
+                    found = True
+                    break
+            self._patched[key] = found
+        return self._patched[key]
+
     def _names_module(self, read: SourceFile, base: str, target: str) -> bool:
         """In the module ``read``, the dotted name ``base`` is the module whose file is ``target``."""
         first = base.split(".", 1)[0]

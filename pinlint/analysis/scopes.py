@@ -192,8 +192,8 @@ class ScopeNames:
             return None
         root, _, rest = chain.partition(".")
         module = self.file.modules.get(root)
-        if module is None:
-            return None
+        if module is None or root in self.file.module_level_bindings:
+            return None  # not imported, or also bound at module level (`def load_file` after the import)
         full = f"{module}.{rest}" if rest else module
         return full if full in torch_api.HOST_LIBRARY_FUNCTIONS else None
 

@@ -26,6 +26,7 @@ from pinlint.analysis.copy_text import MAY_COPY, may_copy
 from pinlint.analysis.cst_walk import children
 from pinlint.analysis.device_tests import on_host_when
 from pinlint.analysis.devices import DeviceClass, classify_device
+from pinlint.analysis.dict_uses import only_read
 from pinlint.analysis.events import EventSink, ParameterCopy, SinkHit
 from pinlint.analysis.file_text import FileText
 from pinlint.analysis.names import FileNames
@@ -749,7 +750,12 @@ class FileSummaries:
                     # What a loader read (`torch.load(f, map_location="cpu")`): its values are
                     # host tensors, whatever the dict's keys.
                     passed_value = evaluator.value_of(argument)
-                    if passed_value and all(o.kind is Kind.PAGEABLE and o.loaded for o in passed_value):
+                    if (
+                        type(argument) is cst.Name
+                        and passed_value
+                        and all(o.kind is Kind.PAGEABLE and o.loaded for o in passed_value)
+                        and only_read(evaluator.scope, argument.value, handed=call)
+                    ):
                         value = passed_value
                 if value is None:
                     continue  # not a container whose items this function knows
@@ -985,6 +991,17 @@ def _device_fits(
                 return False
             if evaluator.value_of(passed) == HOST_DEVICE:
                 return False  # `dev = "cpu"`, then `send(t, dev)`
+    if (
+        type(target) is cst.Attribute
+        and target.attr.value == "device"
+        and type(target.value) is cst.Name
+        and target.value.value in params
+    ):
+        # `.to(x.device, ...)`: where the caller's `x` is, the host for a host tensor.
+        passed = argument_for(function, call, target.value.value)
+        given = evaluator.value_of(passed) if passed is not None else None
+        if given and {o.kind for o in given} <= HOST_KINDS:
+            return False
     return True
 
 
