@@ -23,16 +23,26 @@ def only_read(scope: cst.CSTNode, name: str, handed: cst.Call | None = None) -> 
     """Every use of ``name`` in ``scope`` reads the dict (``.items()``, ``.values()``, ``name[k]``,
     ``for k in name``, ``k in name``, ``len(name)``) or binds the name, or passes it to
     ``handed`` (the call whose callee walks it)."""
-    stack: list[tuple[cst.CSTNode, tuple[cst.CSTNode, ...]]] = [(scope, ())]
+    # Ancestors as a linked list (node, rest): a tuple of them is made only at a use of the name.
+    stack: list[tuple[cst.CSTNode, tuple | None]] = [(scope, None)]
     while stack:
-        node, parents = stack.pop()
-        if type(node) is cst.Name and node.value == name:
-            if not _reads(node, parents, handed):
+        node, above = stack.pop()
+        if type(node) is cst.Name:
+            if node.value == name and not _reads(node, _ancestors(above), handed):
                 return False
             continue
-        chain = (*parents, node)
-        stack.extend((child, chain) for child in children(node))
+        link = (node, above)
+        stack.extend((child, link) for child in children(node))
     return True
+
+
+def _ancestors(link: tuple | None) -> tuple[cst.CSTNode, ...]:
+    """The outermost first."""
+    found: list[cst.CSTNode] = []
+    while link is not None:
+        found.append(link[0])
+        link = link[1]
+    return tuple(reversed(found))
 
 
 def _reads(node: cst.Name, parents: tuple[cst.CSTNode, ...], handed: cst.Call | None) -> bool:

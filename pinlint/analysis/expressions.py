@@ -159,6 +159,8 @@ class Evaluator:
         self.local_functions: dict[str, cst.FunctionDef] = {}
         #: Lists whose elements may no longer be the recorded ones (``iterated``).
         self.lists_changed: set[str] = set()
+        #: name -> whether this scope only reads the dict it holds (``dict_uses.only_read``).
+        self._only_read: dict[str, bool] = {}
         #: id(argument) -> what the list (dict) it names held when handed to a call (the call
         #: may change it after: it is forgotten then, but its callee copies what it was given).
         self._handed_containers: dict[int, dict[str, Value]] = {}
@@ -737,12 +739,12 @@ class Evaluator:
                 if (
                     loaded_value
                     and all(o.kind is Kind.PAGEABLE and o.loaded for o in loaded_value)
-                    and only_read(self.scope, key)
+                    and self.only_reads(key)
                 ):
                     # `for k, v in state.items():` of what `torch.load(f, map_location="cpu")`
                     # read: every tensor in it is in pageable host memory.
                     elements = loaded_value
-            if not elements and self._own_parameter(key) and only_read(self.scope, key):
+            if not elements and self._own_parameter(key) and self.only_reads(key):
                 # `for t in bufs:` of a parameter: each item is what the caller's list (dict)
                 # holds, named so that a caller can say (see `FileSummaries.forward_arguments`).
                 item = Origin(Kind.UNKNOWN, what=f"an item of parameter `{key}`", parameter=key + suffix[1:])
@@ -767,6 +769,12 @@ class Evaluator:
                 return [(target.elements[1].value, elements)]  # type: ignore[list-item]
             return []
         return [(target, elements)] if type(target) is cst.Name else []
+
+    def only_reads(self, name: str) -> bool:
+        """This scope only reads the dict ``name`` holds (asked again at each walk of a loop)."""
+        if name not in self._only_read:
+            self._only_read[name] = only_read(self.scope, name)
+        return self._only_read[name]
 
     def _own_parameter(self, key: str) -> bool:
         """``key`` is a parameter of this function that still holds what the caller passed."""

@@ -27,6 +27,13 @@ if TYPE_CHECKING:
 MAX_REEXPORTS = 3
 
 
+#: (path, class, the events listened to) -> (the file as read, its methods that copy a parameter):
+#: a worker analyses many files that import the same classes; an entry holds while the same read
+#: of the file is in use.
+_METHOD_COPIERS: dict[tuple[str, str, frozenset[type]], tuple[SourceFile, frozenset[str]]] = {}
+_MAX_KEPT_CLASSES = 4096
+
+
 class ForeignFile:
     """Another file of the project, as far as it was needed (its summaries on first need)."""
 
@@ -70,6 +77,7 @@ class ProjectSummaries:
         self._copiers: dict[str, bool] = {}
         #: imported class (``class:<local name>``) -> its methods that copy a parameter.
         self._class_copiers: dict[str, set[str]] = {}
+        self._calls_memo: tuple[str, set[tuple[str, str]]] | None = None
         #: attribute -> whether a project module this file imports assigns `<module>.<attr>`.
         self._patched: dict[tuple[str, str], bool] = {}
 
@@ -261,7 +269,7 @@ class ProjectSummaries:
         local = project_imports(names)
         if not local:
             return spellings
-        for first, second in _calls_of(local, text):
+        for first, second in self._project_calls(names, text):
             if not second:
                 if first not in names.from_imports:
                     continue
@@ -281,12 +289,18 @@ class ProjectSummaries:
                 spellings.add(spelled)
         return spellings
 
+    def _project_calls(self, names: FileNames, text: str) -> set[tuple[str, str]]:
+        """``_calls_of`` the file's project imports (its functions and its classes both ask)."""
+        if self._calls_memo is None or self._calls_memo[0] is not text:
+            self._calls_memo = (text, _calls_of(project_imports(names), text))
+        return self._calls_memo[1]
+
     def imported_copier_methods(self, names: FileNames, text: str) -> set[str]:
         """The methods of the project classes this file imports by name and constructs
         (``Up(dev)``) that copy one of their parameters non_blocking: a caller of ``obj.send(t)``
         here hands them ``t`` (the object's class is checked where the call is analysed)."""
         found: set[str] = set()
-        for first, second in _calls_of(project_imports(names), text):
+        for first, second in self._project_calls(names, text):
             if second or first not in names.from_imports:
                 continue  # `mod.Up(...)`: not followed (its objects are resolved the same way, rarer)
             key = f"class:{first}"
@@ -305,6 +319,10 @@ class ProjectSummaries:
         classes = foreign.file.scan.top_level_classes(target[1])
         if len(classes) != 1:
             return set()  # not a class there, or defined twice
+        key = (foreign.file.path, target[1], foreign.summaries.listened)
+        known = _METHOD_COPIERS.get(key)
+        if known is not None and known[0] is foreign.file:
+            return set(known[1])  # worked out for another file of this process (the same text)
         copying: set[str] = set()
         for method, start in foreign.file.scan.methods_of(target[1]):
             if foreign.file.copy_free(start):
@@ -319,6 +337,9 @@ class ProjectSummaries:
                 for i in parsed.interpreters
             ):
                 copying.add(method)
+        if len(_METHOD_COPIERS) >= _MAX_KEPT_CLASSES:
+            _METHOD_COPIERS.clear()
+        _METHOD_COPIERS[key] = (foreign.file, frozenset(copying))
         return copying
 
     def _copies_parameter(self, names: FileNames, func: cst.BaseExpression) -> bool:

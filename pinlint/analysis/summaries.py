@@ -113,6 +113,8 @@ class FileSummaries:
         self._sources: dict[int, str | None] = {}
         #: (def line, depth) -> whether it may copy non_blocking (``copy_text.may_copy``).
         self._may_copy: dict[tuple[int, int], bool] = {}
+        #: The text without its ``class`` lines (``_constructed_here``), made on first need.
+        self._without_class_lines: str | None = None
 
     def callers_of_copying_functions(self, limit: int = CALLERS_FOLLOWED) -> list[int]:
         """0-based ``def`` lines of functions that call a function of this file which copies
@@ -124,10 +126,13 @@ class FileSummaries:
                 events = interpreter.events
                 if not isinstance(interpreter.scope, cst.FunctionDef):
                     continue
-                if events.parameter_copies or events.conditional_copies or events.computed_copies:
+                method = interpreter.class_name is not None
+                if events.parameter_copies or events.conditional_copies or (events.computed_copies and not method):
                     names.add(interpreter.scope.name.value)
-                    if interpreter.class_name is not None:
-                        # A method: `obj.send(t)` on an object of its class (resolved there).
+                if events.parameter_copies or events.conditional_copies or events.computed_copies:
+                    if method and self._constructed_here(interpreter.class_name):  # type: ignore[arg-type]
+                        # A method: `obj.send(t)` on an object of its class, made in this file
+                        # (resolved there; a class this file never constructs has no such object).
                         methods.add(interpreter.scope.name.value)
                 if events.attribute_copies:
                     methods.add(interpreter.scope.name.value)
@@ -170,6 +175,12 @@ class FileSummaries:
                 )
             )
         return found
+
+    def _constructed_here(self, class_name: str) -> bool:
+        """The text calls ``class_name(`` somewhere other than in its ``class`` line."""
+        if self._without_class_lines is None:
+            self._without_class_lines = _CLASS_LINES.sub("", self.text)
+        return re.search(rf"(?<![\w.]){re.escape(class_name)}[ \t]*\(", self._without_class_lines) is not None
 
     # ------------------------------------------------------------------ segments
     def parsed(self, start: int) -> Parsed | None:
@@ -1061,6 +1072,10 @@ TextTest = Callable[[str], bool]
 
 def _may_return(text: str) -> bool:
     return "return" in text  # no `return`: the call gives nothing known (as when it returns nothing)
+
+
+#: ``class Name(...)`` header lines (not constructions of the class).
+_CLASS_LINES = re.compile(r"^[ \t]*class[ \t]+\w+.*$", re.M)
 
 
 def _may_yield(text: str) -> bool:
