@@ -12,7 +12,7 @@ rebound in the file, defined twice) is unknown. A function that cannot make or c
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 import libcst as cst
@@ -138,18 +138,10 @@ class ProjectSummaries:
         the function called may be another one."""
         key = (attr, target)
         if key not in self._patched:
-            found = False
-            modules = [(level, module) for level, module in names.imported_modules if level or module]
-            for level, module in modules[:_MAX_PATCH_MODULES]:
-                if not level and module.split(".", 1)[0] in LIBRARY_ROOTS:
-                    continue  # the standard library and torch patch no project function
-                path = self.modules.module_file(level, module)
-                read = self.modules.read(path) if path is not None else None
-                bases = read.scan.stored_attributes().get(attr) if read is not None else None
-                if bases and any(self._names_module(read, base, target) for base in bases):  # type: ignore[arg-type]
-                    found = True
-                    break
-            self._patched[key] = found
+            self._patched[key] = any(
+                any(self._names_module(read, base, target) for base in read.scan.stored_attributes().get(attr, ()))
+                for read in self._imported_project_modules(names)
+            )
         return self._patched[key]
 
     def stored_by_imports(self, names: FileNames, attr: str) -> bool:
@@ -157,18 +149,22 @@ class ProjectSummaries:
         ``self`` (``up.Uploader.send = safe``): a method of that name may be replaced at import."""
         key = (attr, "")
         if key not in self._patched:
-            found = False
-            modules = [(level, module) for level, module in names.imported_modules if level or module]
-            for level, module in modules[:_MAX_PATCH_MODULES]:
-                if not level and module.split(".", 1)[0] in LIBRARY_ROOTS:
-                    continue  # the standard library and torch patch no project class
-                path = self.modules.module_file(level, module)
-                read = self.modules.read(path) if path is not None else None
-                if read is not None and read.scan.stored_attributes().get(attr):
-                    found = True
-                    break
-            self._patched[key] = found
+            self._patched[key] = any(
+                read.scan.stored_attributes().get(attr) for read in self._imported_project_modules(names)
+            )
         return self._patched[key]
+
+    def _imported_project_modules(self, names: FileNames) -> Iterator[SourceFile]:
+        """The project modules this file imports (the first few: the standard library and torch
+        patch nothing of the project's), read lazily."""
+        modules = [(level, module) for level, module in names.imported_modules if level or module]
+        for level, module in modules[:_MAX_PATCH_MODULES]:
+            if not level and module.split(".", 1)[0] in LIBRARY_ROOTS:
+                continue
+            path = self.modules.module_file(level, module)
+            read = self.modules.read(path) if path is not None else None
+            if read is not None:
+                yield read
 
     def _names_module(self, read: SourceFile, base: str, target: str) -> bool:
         """In the module ``read``, the dotted name ``base`` is the module whose file is ``target``."""
