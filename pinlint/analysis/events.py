@@ -241,6 +241,12 @@ class EventSink:
                 SinkHit(origin, call, api, device, copy_dst, chained, statement, loops, via, chain, device_known)
             )
 
+    @property
+    def decided_by_callers(self) -> bool:
+        """A copy here whose source or flag this function's callers decide: a parameter, a
+        computation on parameters, or ``non_blocking=`` a parameter."""
+        return bool(self.parameter_copies or self.conditional_copies or self.computed_copies)
+
     def _summary_copies(
         self,
         source: Value,

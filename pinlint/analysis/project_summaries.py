@@ -27,10 +27,12 @@ if TYPE_CHECKING:
 MAX_REEXPORTS = 3
 
 
-#: (path, class, the events listened to) -> (the file as read, its methods that copy a parameter):
-#: a worker analyses many files that import the same classes; an entry holds while the same read
-#: of the file is in use.
-_METHOD_COPIERS: dict[tuple[str, str, frozenset[type]], tuple[SourceFile, frozenset[str]]] = {}
+#: (path, class, the events listened to, the taught pinned and host functions) -> (the file as read,
+#: its methods that copy a parameter): a worker analyses many files that import the same classes;
+#: an entry holds while the same read of the file is in use. (The class's file is analysed without
+#: following its own imports, so the answer depends on that file alone, which the caller's
+#: analysis records as read either way.)
+_METHOD_COPIERS: dict[tuple[object, ...], tuple[SourceFile, frozenset[str]]] = {}
 _MAX_KEPT_CLASSES = 4096
 
 
@@ -75,7 +77,7 @@ class ProjectSummaries:
         self.files: dict[str, ForeignFile | None] = {}
         self._functions: dict[tuple[str, str, bool], tuple[ForeignFile, int] | None] = {}
         self._copiers: dict[str, bool] = {}
-        #: imported class (``class:<local name>``) -> its methods that copy a parameter.
+        #: imported class (its local name) -> its methods that copy a parameter.
         self._class_copiers: dict[str, set[str]] = {}
         self._calls_memo: tuple[str, set[tuple[str, str]]] | None = None
         #: attribute -> whether a project module this file imports assigns `<module>.<attr>`.
@@ -299,10 +301,9 @@ class ProjectSummaries:
         for first, second in self._project_calls(names, text):
             if second or first not in names.from_imports:
                 continue  # `mod.Up(...)`: not followed (its objects are resolved the same way, rarer)
-            key = f"class:{first}"
-            if key not in self._class_copiers:
-                self._class_copiers[key] = self._copying_methods(names, first)
-            found |= self._class_copiers[key]
+            if first not in self._class_copiers:
+                self._class_copiers[first] = self._copying_methods(names, first)
+            found |= self._class_copiers[first]
         return found
 
     def _copying_methods(self, names: FileNames, local: str) -> set[str]:
@@ -315,7 +316,8 @@ class ProjectSummaries:
         classes = foreign.file.scan.top_level_classes(target[1])
         if len(classes) != 1:
             return set()  # not a class there, or defined twice
-        key = (foreign.file.path, target[1], foreign.summaries.listened)
+        taught = foreign.summaries.names
+        key = (foreign.file.path, target[1], foreign.summaries.listened, taught.pinned_functions, taught.host_functions)
         known = _METHOD_COPIERS.get(key)
         if known is not None and known[0] is foreign.file:
             return set(known[1])  # worked out for another file of this process (the same text)
@@ -327,11 +329,7 @@ class ProjectSummaries:
             if parsed is None:
                 continue
             top = next((s for s in parsed.module.body if isinstance(s, cst.FunctionDef)), None)
-            if any(
-                i.scope is top
-                and (i.events.parameter_copies or i.events.conditional_copies or i.events.computed_copies)
-                for i in parsed.interpreters
-            ):
+            if any(i.scope is top and i.events.decided_by_callers for i in parsed.interpreters):
                 copying.add(method)
         if len(_METHOD_COPIERS) >= _MAX_KEPT_CLASSES:
             _METHOD_COPIERS.clear()

@@ -129,11 +129,10 @@ class FileSummaries:
                 method = interpreter.class_name is not None
                 if events.parameter_copies or events.conditional_copies or (events.computed_copies and not method):
                     names.add(interpreter.scope.name.value)
-                if events.parameter_copies or events.conditional_copies or events.computed_copies:
-                    if method and self._constructed_here(interpreter.class_name):  # type: ignore[arg-type]
-                        # A method: `obj.send(t)` on an object of its class, made in this file
-                        # (resolved there; a class this file never constructs has no such object).
-                        methods.add(interpreter.scope.name.value)
+                if events.decided_by_callers and method and self._constructed_here(interpreter.class_name):  # type: ignore[arg-type]
+                    # A method: `obj.send(t)` on an object of its class, made in this file
+                    # (resolved there; a class this file never constructs has no such object).
+                    methods.add(interpreter.scope.name.value)
                 if events.attribute_copies:
                     methods.add(interpreter.scope.name.value)
         if any(p.segment.whole_file for p in self.all_parsed()):
