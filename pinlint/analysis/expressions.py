@@ -720,6 +720,11 @@ class Evaluator:
                     return []
                 return _positional(names, parts)  # type: ignore[arg-type]
             elements = held.get(".[]") or frozenset()
+        elif type(items) is cst.Call and suffix == ".{}":
+            # `for w in load_file(path).values():` the dict a loader has just read, which no
+            # other code holds: every tensor in it is in pageable host memory.
+            made = self.value_of(items)
+            elements = made if made and all(o.kind is Kind.PAGEABLE and o.loaded for o in made) else frozenset()
         else:
             key = dotted(items)
             if key is None:
@@ -861,6 +866,16 @@ class Evaluator:
         return None
 
     # ------------------------------------------------------------------ calls
+    def _library_source(self, func: cst.BaseExpression) -> str | None:
+        """A known host-returning library function that ``func`` names (``load_file``,
+        ``safetensors.torch.load_file``, ``st.load_file``), through this function's imports or
+        the file's."""
+        chain = dotted(func)
+        if chain is None:
+            return None
+        root = chain.partition(".")[0]
+        return self.names.library_source(func, self.env.get(root) if root in self.env else None)
+
     def _call(self, call: cst.Call) -> Value:
         func = call.func
         torch_name = self.names.torch_function(func)
@@ -896,6 +911,12 @@ class Evaluator:
             # numpy may return a view of the tensor's memory, written later through it.
             self._escaping_args(call, "numpy")
             return NUMPY
+        library = self._library_source(func)
+        if library is not None:
+            self._escaping_args(call, f"`{dotted(func)}()`")
+            if not _loads_on_host(library, call):
+                return UNKNOWN  # loaded onto a device, or one chosen at run time
+            return loaded(call, f"`{library}(...)`")
         if type(func) is cst.Attribute:
             receiver = self.ev(func.value)
             method = func.attr.value
@@ -1002,11 +1023,6 @@ class Evaluator:
             self._escaping_args(call, f"`{dotted(func) or 'a call'}()`")
         if builtin and func.value in torch_api.PYTHON_DATA_BUILTINS:
             return PYDATA
-        library = self.names.library_source(func)
-        if library is not None:
-            if not _loads_on_host(library, call):
-                return UNKNOWN  # loaded onto a device, or one chosen at run time
-            return loaded(call, f"`{library}(...)`")
         if (type(func) is cst.Name and func.value in self.env and func.value not in self.local_functions) or type(
             func
         ) is cst.Subscript:

@@ -35,6 +35,7 @@ from pinlint.analysis.values import (
     Kind,
     Origin,
     Value,
+    imported,
     is_pydata,
     is_tensor,
     parameter,
@@ -532,7 +533,12 @@ class Interpreter(Evaluator):
             for alias in small.names if type(small.names) is not cst.ImportStar else []:
                 bound = alias.asname.name if alias.asname else alias.name
                 if type(bound) is cst.Name:
-                    self._bind(bound, UNKNOWN)  # a module or library object: no tensor we know
+                    # A module or library object: no tensor we know, but what it names is kept
+                    # (a known host-returning loader is called through it).
+                    self._bind(bound, imported(_imported_name(small, alias)))
+                elif type(small) is cst.Import:
+                    # `import safetensors.torch` binds `safetensors`, the package.
+                    self._bind(_root_name(bound), imported(_root_name(bound).value))
         elif type(small) in (cst.Break, cst.Continue):
             # The `finally` clauses between here and the loop run first (and one that returns
             # or raises ends the path instead).
@@ -685,6 +691,25 @@ class Interpreter(Evaluator):
 #: Annotations that make a parameter a Python number. (Not `bool`: a flag stays a parameter, for
 #: `non_blocking=flag` that callers decide; nor `str`: a device name a call may pass.)
 _SCALAR_TYPES = frozenset({"int", "float"})
+
+
+def _imported_name(statement: cst.Import | cst.ImportFrom, alias: cst.ImportAlias) -> str:
+    """The dotted name an import binds (``""`` for a relative import: no library's)."""
+    name = dotted(alias.name) or ""
+    if type(statement) is cst.Import:
+        return name
+    if statement.relative or statement.module is None:
+        return ""
+    module = dotted(statement.module)
+    return f"{module}.{name}" if module else ""
+
+
+def _root_name(name: cst.BaseExpression) -> cst.Name:
+    """``a`` of ``a.b.c``."""
+    while type(name) is cst.Attribute:
+        name = name.value
+    assert type(name) is cst.Name
+    return name
 
 
 def _scalar_annotation(annotation: cst.Annotation | None) -> bool:

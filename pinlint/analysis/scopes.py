@@ -4,12 +4,16 @@ name means in one scope (torch, numpy, or a local that shadows them)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import libcst as cst
 import libcst.helpers
 
 from pinlint import torch_api
 from pinlint.analysis.names import FileNames
+
+if TYPE_CHECKING:
+    from pinlint.analysis.values import Value
 
 
 def dotted(node: cst.BaseExpression) -> str | None:
@@ -184,16 +188,23 @@ class ScopeNames:
                 return func.attr.value in torch_api.NUMPY_ARRAY_FUNCTIONS
         return False
 
-    def library_source(self, func: cst.BaseExpression) -> str | None:
+    def library_source(self, func: cst.BaseExpression, local: Value | None = None) -> str | None:
         """The dotted name of a known host-returning library function (``load_file``), if
-        ``func`` resolves to one through the file's imports."""
+        ``func`` resolves to one through the imports. ``local``: what the function binds to
+        the name ``func`` starts with, if it binds it (an import there, or anything else)."""
         chain = dotted(func)
         if chain is None:
             return None
         root, _, rest = chain.partition(".")
-        module = self.file.modules.get(root)
-        if module is None or root in self.file.module_level_bindings:
-            return None  # not imported, or also bound at module level (`def load_file` after the import)
+        if local is not None:
+            names = {o.imported for o in local}
+            if len(names) != 1 or not next(iter(names)):
+                return None  # bound in the function to something else than an import
+            module: str | None = next(iter(names))
+        else:
+            module = self.file.modules.get(root)
+            if module is None or root in self.file.module_level_bindings:
+                return None  # not imported, or also bound at module level (`def load_file` after the import)
         full = f"{module}.{rest}" if rest else module
         return full if full in torch_api.HOST_LIBRARY_FUNCTIONS else None
 

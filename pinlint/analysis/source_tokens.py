@@ -18,6 +18,8 @@ _SOURCE_NAMES = sorted(
     | torch_api.UNPINNABLE_DATA_FACTORIES
     | torch_api.MEMORY_SHARING_FACTORIES
     | torch_api.TO_HOST_METHODS
+    # Known library loaders (`load_file(path)`, `st.load_file(path)`): pageable host tensors.
+    | {name.rsplit(".", 1)[-1] for name in torch_api.HOST_LIBRARY_FUNCTIONS}
 )
 
 

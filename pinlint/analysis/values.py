@@ -98,6 +98,9 @@ class Origin:
     #: ``safetensors.torch.load_file``), perhaps a dict of tensors: its ``.values()`` and
     #: ``.items()`` are host tensors too.
     loaded: bool = False
+    #: For an unknown value bound by an import inside the function (``from safetensors.torch
+    #: import load_file``, ``import safetensors.torch as st``): the dotted name it binds.
+    imported: str = ""
 
     @property
     def whole_parameter(self) -> bool:
@@ -113,6 +116,12 @@ class Origin:
 Value = frozenset[Origin]
 
 UNKNOWN_ORIGIN = Origin(Kind.UNKNOWN)
+
+
+def imported(dotted_name: str) -> Value:
+    """What an import inside a function binds: no tensor, but known library functions are
+    called through it (``st.load_file(path)``)."""
+    return frozenset({Origin(Kind.UNKNOWN, imported=dotted_name)})
 
 
 def self_attribute(attr: str) -> Value:
