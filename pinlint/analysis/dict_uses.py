@@ -5,6 +5,9 @@ holds the tensors it was made with only while nothing replaces them: ``sd[k] = v
 ``sd.update(...)``, ``del sd[k]``, handing ``sd`` to other code, or an alias may. This check is
 flow-insensitive and errs towards "changed": one use anywhere in the function (a nested function
 included) that is not a plain read is enough.
+
+One write is understood: ``for k, v in sd.items(): sd[k] = v.to(dev, non_blocking=True)``, the
+to-device idiom, replaces only the item the loop has just read (``rekeyed_in_walk``).
 """
 
 from __future__ import annotations
@@ -109,3 +112,127 @@ def _binds(node: cst.Name, parents: tuple[cst.CSTNode, ...]) -> bool:
             return ancestor.target is child  # type: ignore[union-attr]
         return False
     return False
+
+
+#: Dict methods that read its keys only (a replaced value is not seen through them).
+_KEY_METHODS = frozenset({"keys", "__len__", "__contains__"})
+
+
+def rekeyed_in_walk(scope: cst.CSTNode, name: str, loop: cst.For) -> bool:
+    """``loop`` is ``for k, v in name.items():`` and the only writes to the dict are
+    ``name[k] = ...`` in its body, with ``k`` never bound there again: each replaces the item the
+    loop has just read, so every ``v`` is a value the dict was given. No other use may read a
+    value (``name[x]``, ``.get``, ``.values()``, another walk, a copy, handing it on): it could
+    see a replaced one. Keys (``len``, ``in``, ``.keys()``) and ``return name`` are fine."""
+    key = _walk_key(loop, name)
+    if key is None:
+        return False
+    if _rebinds(loop.body, key):
+        return False  # `k` may name another item by the time of the write
+    writes = 0
+    stack: list[tuple[cst.CSTNode, tuple | None]] = [(scope, None)]
+    while stack:
+        node, above = stack.pop()
+        if type(node) is cst.Name:
+            if node.value == name:
+                use = _rekey_use(node, _ancestors(above), loop, key)
+                if use is None:
+                    return False
+                writes += use == "write"
+            continue
+        link = (node, above)
+        stack.extend((child, link) for child in children(node))
+    return writes > 0
+
+
+def _walk_key(loop: cst.For, name: str) -> str | None:
+    """``k`` of ``for k, v in name.items():`` (two plain names), else None."""
+    items = loop.iter
+    target = loop.target
+    if not (
+        type(items) is cst.Call
+        and not items.args
+        and type(items.func) is cst.Attribute
+        and items.func.attr.value == "items"
+        and type(items.func.value) is cst.Name
+        and items.func.value.value == name
+        and type(target) is cst.Tuple
+        and len(target.elements) == 2
+        and all(type(e) is cst.Element and type(e.value) is cst.Name for e in target.elements)
+    ):
+        return None
+    first, second = (e.value.value for e in target.elements)  # type: ignore[union-attr]
+    return first if first != second and name not in (first, second) else None
+
+
+def _rebinds(body: cst.CSTNode, key: str) -> bool:
+    """A name ``key`` in ``body`` that an assignment, a loop, ``with``, ``except``, a walrus or a
+    ``del`` binds, or a nested function or lambda (which may see it later): errs towards yes."""
+    stack: list[tuple[cst.CSTNode, tuple | None]] = [(body, None)]
+    while stack:
+        node, above = stack.pop()
+        kind = type(node)
+        if kind in (cst.FunctionDef, cst.Lambda, cst.ClassDef, cst.NamedExpr, cst.Global, cst.Nonlocal):
+            return True
+        if kind is cst.Name:
+            if node.value == key:  # type: ignore[attr-defined]
+                parents = _ancestors(above)
+                if _binds(node, parents) or _in_target(parents) and not _subscript_index(node, parents):
+                    return True
+                if any(type(p) in (cst.AsName, cst.ExceptHandler, cst.WithItem) for p in parents[-2:]):
+                    return True
+            continue
+        link = (node, above)
+        stack.extend((child, link) for child in children(node))
+    return False
+
+
+def _subscript_index(node: cst.Name, parents: tuple[cst.CSTNode, ...]) -> bool:
+    """``node`` is the index of a subscript (``d[k]``), not what a target binds."""
+    return (
+        len(parents) >= 3
+        and type(parents[-1]) is cst.Index
+        and type(parents[-2]) is cst.SubscriptElement
+        and type(parents[-3]) is cst.Subscript
+    )
+
+
+def _rekey_use(node: cst.Name, parents: tuple[cst.CSTNode, ...], loop: cst.For, key: str) -> str | None:
+    """What one use of the dict's name is: "walk" (the loop's ``name.items()``), "write" (a
+    ``name[k] = ...`` in the loop), "keys" (reads no value), or None (anything else)."""
+    parent = parents[-1] if parents else None
+    above = parents[-2] if len(parents) > 1 else None
+    kind = type(parent)
+    if kind is cst.Attribute and parent.value is node:  # type: ignore[union-attr]
+        if above is loop.iter:
+            return "walk"
+        if type(above) is cst.Call and above.func is parent and parent.attr.value in _KEY_METHODS:  # type: ignore[union-attr]
+            return "keys"
+        return None
+    if kind is cst.Subscript and parent.value is node:  # type: ignore[union-attr]
+        slices = parent.slice  # type: ignore[union-attr]
+        target = parents[-2] if len(parents) > 1 else None
+        statement = parents[-3] if len(parents) > 2 else None
+        if (
+            type(target) is cst.AssignTarget
+            and type(statement) is cst.Assign
+            and len(statement.targets) == 1
+            and len(slices) == 1
+            and type(slices[0].slice) is cst.Index
+            and type(slices[0].slice.value) is cst.Name
+            and slices[0].slice.value.value == key
+            and any(p is loop.body for p in parents)
+        ):
+            return "write"
+        return None
+    if kind is cst.Return or kind is cst.Param or kind is cst.ComparisonTarget:
+        return "keys"  # handed back at the end, the parameter itself, `k in name`
+    if kind in (cst.If, cst.While, cst.UnaryOperation, cst.BooleanOperation) or kind is cst.Comparison:
+        return "keys"  # a truth test, `name is None`
+    if kind is cst.Arg and type(above) is cst.Call and type(above.func) is cst.Name:
+        if above.func.value in ("len", "isinstance") and parent.keyword is None:  # type: ignore[union-attr]
+            return "keys"
+        return None
+    if kind in (cst.For, cst.CompFor) and parent.iter is node:  # type: ignore[union-attr]
+        return "keys"  # `for k in name:` walks the keys
+    return None

@@ -18,7 +18,7 @@ from pinlint.analysis.budget import _DEADLINE_EVERY, SCOPE_STEP_BUDGET, BudgetEx
 from pinlint.analysis.builtins import READ_ONLY_BUILTINS, constant_truth, repeats_a_list
 from pinlint.analysis.cst_walk import EXPRESSION_TYPES, children, mentioned
 from pinlint.analysis.device_tests import compared_to_another_device
-from pinlint.analysis.dict_uses import only_read
+from pinlint.analysis.dict_uses import only_read, rekeyed_in_walk
 from pinlint.analysis.env import Env
 from pinlint.analysis.events import EventSink
 from pinlint.analysis.host_uses import HostUses
@@ -44,6 +44,8 @@ from pinlint.analysis.values import (
     combine,
     derived,
     device_of,
+    handle_kind,
+    host_handle,
     is_pydata,
     is_tensor,
     loaded,
@@ -325,7 +327,11 @@ class Evaluator:
             and len(node.args) == 1  # type: ignore[attr-defined]
             and not node.args[0].star  # type: ignore[attr-defined]
         ):
-            inner = self.container_of(node.args[0].value)  # type: ignore[attr-defined]
+            given = node.args[0].value  # type: ignore[attr-defined]
+            if type(given) is cst.GeneratorExp:
+                # `tuple(x.cpu() for x in xs)`: what its element gives, as a list comprehension's.
+                return {".[]": self.value_of(given.elt)}
+            inner = self.container_of(given)
             if inner is None or ".[]" not in inner:
                 return None
             return {k: v for k, v in inner.items() if k.startswith(".[]")}  # `tuple(bufs)`: the same items
@@ -644,7 +650,8 @@ class Evaluator:
         """A comprehension's ``for`` clauses, then its element (``element()``), in the
         comprehension's own scope: its targets are new names, whatever the function bound to
         them (``[t.to(dev) for t in xs]`` copies the elements of ``xs``, not a local ``t``)."""
-        self.ev(self.iterable(for_in.iter))
+        for walked in self.walked(for_in.iter, for_in.target):
+            self.ev(walked)
         mark = self.env.mark()
         try:
             for target in flatten_targets(for_in.target):
@@ -664,13 +671,19 @@ class Evaluator:
             self.env.undo(mark)
             self.env.close(mark)
 
-    def iterated(self, iterable: cst.BaseExpression, target: cst.BaseExpression) -> list[tuple[cst.Name, Value]]:
+    def iterated(
+        self, iterable: cst.BaseExpression, target: cst.BaseExpression, loop: cst.For | None = None
+    ) -> list[tuple[cst.Name, Value]]:
         """What a ``for`` target takes from a list of host tensors this function built (a
         display, a comprehension, ``.append``): its elements, joined (``for t in bufs:``, ``for
         i, t in enumerate(bufs):``). Nothing when the list may hold other elements now (an item
         assigned or deleted, ``pop``/``remove``/``clear``, or handed to other code)."""
         items = self.iterable(iterable)
         enumerated = items is not iterable
+        zipped = self._zipped(items, target) if not enumerated else None
+        if zipped is not None:
+            # `for dst, y in zip(dsts, ys):` each name walks its own list, as a loop over it would.
+            return [found for part, name in zipped for found in self.iterated(part, name)]
         suffix = ".[]"
         paired = False  # `for k, v in d.items():` gives the values to the second name
         if (
@@ -749,7 +762,11 @@ class Evaluator:
                     # `for k, v in state.items():` of what `torch.load(f, map_location="cpu")`
                     # read: every tensor in it is in pageable host memory.
                     elements = loaded_value
-            if not elements and self._own_parameter(key) and self.only_reads(key):
+            if (
+                not elements
+                and self._own_parameter(key)
+                and (self.only_reads(key) or (loop is not None and paired and rekeyed_in_walk(self.scope, key, loop)))
+            ):
                 # `for t in bufs:` of a parameter: each item is what the caller's list (dict)
                 # holds, named so that a caller can say (see `FileSummaries.forward_arguments`).
                 item = Origin(Kind.UNKNOWN, what=f"an item of parameter `{key}`", parameter=key + suffix[1:])
@@ -774,6 +791,30 @@ class Evaluator:
                 return [(target.elements[1].value, elements)]  # type: ignore[list-item]
             return []
         return [(target, elements)] if type(target) is cst.Name else []
+
+    def _zipped(
+        self, items: cst.BaseExpression, target: cst.BaseExpression
+    ) -> list[tuple[cst.BaseExpression, cst.Name]] | None:
+        """``zip(a, b)`` of the builtin walked by a tuple of as many plain names: each list with
+        its name. (``strict=`` changes no item; ``*lists`` and other targets are not followed.)"""
+        if not (
+            type(items) is cst.Call
+            and type(items.func) is cst.Name
+            and items.func.value == "zip"
+            and "zip" not in self.env
+            and "zip" not in self.file_names.module_level_bindings
+            and type(target) is cst.Tuple
+        ):
+            return None
+        lists = [a.value for a in items.args if a.keyword is None]
+        if any(a.star for a in items.args) or any(
+            a.keyword is not None and a.keyword.value != "strict" for a in items.args
+        ):
+            return None
+        names = [e.value for e in target.elements if type(e) is cst.Element and type(e.value) is cst.Name]
+        if len(names) != len(target.elements) or len(names) != len(lists):
+            return None
+        return list(zip(lists, names))  # type: ignore[arg-type]
 
     def only_reads(self, name: str) -> bool:
         """This scope only reads the dict ``name`` holds (asked again at each walk of a loop)."""
@@ -804,6 +845,13 @@ class Evaluator:
             return node.args[0].value
         return node
 
+    def walked(self, node: cst.BaseExpression, target: cst.BaseExpression) -> list[cst.BaseExpression]:
+        """What a ``for`` reads: the list of ``enumerate(xs)``, each list of ``zip(xs, ys)`` walked
+        by as many names (the builtins only read them, so no list escapes), else ``node``."""
+        items = self.iterable(node)
+        zipped = self._zipped(items, target) if items is node else None
+        return [part for part, _ in zipped] if zipped is not None else [items]
+
     def list_changed(self, node: cst.BaseExpression) -> None:
         """``node`` (a list) may now hold other elements than those recorded: not iterated as known."""
         key = dotted(node)
@@ -828,6 +876,9 @@ class Evaluator:
                     basic = False  # advanced (mask or index-list) indexing copies into a new tensor
         if type(node.value) is cst.Attribute and node.value.attr.value in torch_api.PYTHON_NUMBER_ATTRIBUTES:
             return base  # `x.shape[0]`, `x.shape[1:]`: Python ints
+        if handle_kind(base) == "slice":
+            # `f.get_slice(name)[0:4]` reads that part of the tensor from the file, into pageable memory.
+            return loaded(node, f"`{next(iter(base)).what}[...]`")
         item = self._item(node, base)
         if item is not None:
             return item
@@ -912,6 +963,11 @@ class Evaluator:
             self._escaping_args(call, "numpy")
             return NUMPY
         library = self._library_source(func)
+        if library is not None and library in torch_api.HOST_FILE_HANDLES:
+            self._escaping_args(call, f"`{dotted(func)}()`")
+            if not _opens_on_host(library, call):
+                return UNKNOWN  # opened on a device, for numpy, or as chosen at run time
+            return host_handle(call, "file", f"{library}(...)")
         if library is not None:
             self._escaping_args(call, f"`{dotted(func)}()`")
             if not _loads_on_host(library, call):
@@ -920,6 +976,15 @@ class Evaluator:
         if type(func) is cst.Attribute:
             receiver = self.ev(func.value)
             method = func.attr.value
+            if handle_kind(receiver) == "file" and (
+                method in torch_api.HANDLE_TENSOR_METHODS or method in torch_api.HANDLE_SLICE_METHODS
+            ):
+                for arg in call.args:
+                    self.ev(arg.value)  # the tensor's name
+                what = next(iter(receiver)).what
+                if method in torch_api.HANDLE_SLICE_METHODS:
+                    return host_handle(call, "slice", f"{what}.{method}(...)")
+                return loaded(call, f"`{what}.{method}(...)`")
             if method in torch_semantics.TENSOR_METHODS or method.endswith("_") and is_tensor(receiver):
                 for arg in call.args:
                     self.ev(arg.value)  # a tensor method reads its arguments
@@ -1382,6 +1447,28 @@ def _nonlocal_names(function: cst.FunctionDef) -> set[str]:
 def _module_name(names: FileNames, local: str) -> bool:
     """``local`` is bound by an import (``import pkg.mod as local``, ``from pkg import local``)."""
     return local in names.modules or local in names.from_imports
+
+
+def _opens_on_host(library: str, call: cst.Call) -> bool:
+    """``safe_open(path, framework="pt")`` on the host: the framework a literal torch name, the
+    device absent (the CPU) or the literal ``"cpu"``; no ``*args``/``**kwargs`` that may hold them."""
+    (framework_at, framework_keyword), (device_at, device_keyword) = torch_api.HOST_FILE_HANDLES[library]
+    if any(a.star for a in call.args):
+        return False
+    framework = _argument(call, framework_at, framework_keyword)
+    device = _argument(call, device_at, device_keyword)
+    if not (type(framework) is cst.SimpleString and framework.evaluated_value in torch_api.TORCH_FRAMEWORK_NAMES):
+        return False  # numpy, jax, ...: not torch tensors; a name: chosen at run time
+    return device is None or type(device) is cst.SimpleString and device.evaluated_value == "cpu"
+
+
+def _argument(call: cst.Call, position: int, keyword: str) -> cst.BaseExpression | None:
+    """The argument passed for a parameter (by keyword, or at its position), if any."""
+    found = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == keyword), None)
+    if found is not None:
+        return found
+    positional = [a for a in call.args if a.keyword is None]
+    return positional[position].value if len(positional) > position else None
 
 
 def _loads_on_host(library: str, call: cst.Call) -> bool:

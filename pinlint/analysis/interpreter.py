@@ -35,6 +35,7 @@ from pinlint.analysis.values import (
     Kind,
     Origin,
     Value,
+    handle_kind,
     imported,
     is_pydata,
     is_tensor,
@@ -248,12 +249,13 @@ class Interpreter(Evaluator):
         env = self.env
         if type(statement) is cst.For:
             self.statement = statement.iter
-            iterated = self.ev(self.iterable(statement.iter))
-            if is_tensor(iterated):
-                # `for row in t:` yields views of its memory, which the body may write.
-                self.host_escape(iterated, statement.iter, "iterated (its rows are views of it)")
+            for walked in self.walked(statement.iter, statement.target):
+                iterated = self.ev(walked)
+                if is_tensor(iterated):
+                    # `for row in t:` yields views of its memory, which the body may write.
+                    self.host_escape(iterated, walked, "iterated (its rows are views of it)")
             self._bind(statement.target, UNKNOWN)  # loop items: unknown provenance
-            for target, elements in self.iterated(statement.iter, statement.target):
+            for target, elements in self.iterated(statement.iter, statement.target, statement):
                 self._bind(target, elements)  # `for t in bufs:` over a list this function built
             field_item = self._field_loop(statement)
             range_is_builtin = "range" not in self.env and "range" not in self.file_names.module_level_bindings
@@ -439,11 +441,12 @@ class Interpreter(Evaluator):
         previous = self.default_device_unknown
         for item in statement.items:
             self.statement = item
-            self.ev(item.item)
+            entered = self.ev(item.item)
             if self._sets_default_device(item.item):
                 self.default_device_unknown = True
             if item.asname is not None:
-                self._bind(item.asname.name, UNKNOWN)  # what __enter__ returns: unknown
+                # What __enter__ returns: unknown, but a file handle's (`safe_open`) is itself.
+                self._bind(item.asname.name, entered if handle_kind(entered) == "file" else UNKNOWN)
         try:
             self._suite(statement.body)
         finally:

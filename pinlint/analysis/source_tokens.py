@@ -20,6 +20,7 @@ _SOURCE_NAMES = sorted(
     | torch_api.TO_HOST_METHODS
     # Known library loaders (`load_file(path)`, `st.load_file(path)`): pageable host tensors.
     | {name.rsplit(".", 1)[-1] for name in torch_api.HOST_LIBRARY_FUNCTIONS}
+    | {name.rsplit(".", 1)[-1] for name in torch_api.HOST_FILE_HANDLES}
 )
 
 

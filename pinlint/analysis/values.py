@@ -101,6 +101,10 @@ class Origin:
     #: For an unknown value bound by an import inside the function (``from safetensors.torch
     #: import load_file``, ``import safetensors.torch as st``): the dotted name it binds.
     imported: str = ""
+    #: For an unknown value that is a handle on a file of tensors opened on the host
+    #: (``safe_open(path, framework="pt")``): ``"file"``; ``"slice"`` for what its
+    #: ``get_slice(name)`` returns. What they read is pageable (see ``torch_api.HOST_FILE_HANDLES``).
+    handle: str = ""
 
     @property
     def whole_parameter(self) -> bool:
@@ -182,6 +186,18 @@ def pageable(
 def loaded(node: cst.CSTNode, what: str) -> Value:
     """What a loader read into pageable host memory: a tensor, or a container of them."""
     return frozenset({Origin(Kind.PAGEABLE, node, what=what, loaded=True)})
+
+
+def host_handle(node: cst.CSTNode, kind: str, what: str) -> Value:
+    """A handle on a file of tensors opened on the host (``kind`` "file"), or a slice of one
+    (``"slice"``): no tensor yet, but what it reads is in pageable host memory."""
+    return frozenset({Origin(Kind.UNKNOWN, node, what=what, handle=kind)})
+
+
+def handle_kind(value: Value | None) -> str:
+    """The kind of handle ``value`` is on every path ("" when it is not one on some path)."""
+    kinds = {o.handle for o in value} if value else {""}
+    return next(iter(kinds)) if len(kinds) == 1 else ""
 
 
 def parameter(node: cst.CSTNode, name: str) -> Value:

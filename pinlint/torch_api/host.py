@@ -151,6 +151,22 @@ HOST_LIBRARY_FUNCTIONS: frozenset[str] = frozenset({"safetensors.torch.load_file
 #: loads onto the GPU).
 HOST_LIBRARY_DEVICE_ARGUMENT: dict[str, tuple[int, str]] = {"safetensors.torch.load_file": (1, "device")}
 
+#: Library functions that open a file of tensors and return a handle (``safe_open(path,
+#: framework="pt", device="cpu")``, also as a context manager, whose ``__enter__`` returns the
+#: handle). With the torch framework and the host device (the default), ``get_tensor(name)``
+#: and ``get_slice(name)[...]`` read pageable host tensors. (framework position and keyword,
+#: device position and keyword.)
+HOST_FILE_HANDLES: dict[str, tuple[tuple[int, str], tuple[int, str]]] = {
+    "safetensors.safe_open": ((1, "framework"), (2, "device")),
+    "safetensors.torch.safe_open": ((1, "framework"), (2, "device")),
+}
+#: The framework names that make such a handle read torch tensors (others give numpy arrays...).
+TORCH_FRAMEWORK_NAMES: frozenset[str] = frozenset({"pt", "torch", "pytorch"})
+#: A handle's methods that read a tensor, and the one that reads a slice object whose
+#: subscript reads the tensor.
+HANDLE_TENSOR_METHODS: frozenset[str] = frozenset({"get_tensor"})
+HANDLE_SLICE_METHODS: frozenset[str] = frozenset({"get_slice"})
+
 #: Decorators (as spelled, with or without their module) that return what the decorated
 #: function returns: a call's summary sees through them. Any other decorator may replace the
 #: result (a wrapper that pins it, a context manager), so the call is unknown.

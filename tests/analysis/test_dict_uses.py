@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from pinlint.analysis.dict_uses import only_read
+from pinlint.analysis.dict_uses import only_read, rekeyed_in_walk
 
 
 def _function(body: str) -> cst.FunctionDef:
@@ -63,3 +63,48 @@ def test_the_handed_call_reads() -> None:
     call = function.body.body[0].body[0].value  # type: ignore[attr-defined]
     assert only_read(function, "sd", handed=call)
     assert not only_read(function, "sd")
+
+
+def _walk(function: cst.FunctionDef) -> cst.For:
+    return next(s for s in function.body.body if isinstance(s, cst.For))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "for k, v in sd.items():\n    sd[k] = v.to('cuda', non_blocking=True)",
+        "for k, v in sd.items():\n    if g:\n        sd[k] = v.to('cuda')\nreturn sd",
+        "n = len(sd)\nfor k, v in sd.items():\n    sd[k] = v.to('cuda')\nreturn n",
+        "for k, v in sd.items():\n    sd[k] = v.to('cuda')\nfor k in sd.keys(): pass",
+    ],
+)
+def test_rekeyed_in_walk(body: str) -> None:
+    function = _function(body)
+    assert rekeyed_in_walk(function, "sd", _walk(function))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # no write at all: only_read's business, not this one's
+        "for k, v in sd.items():\n    v.to('cuda')",
+        # another key, the key rebound, a read of a replaced item, a second walk, an alias
+        "for k, v in sd.items():\n    sd['w'] = v",
+        "for k, v in sd.items():\n    k = g\n    sd[k] = v",
+        "for k, v in sd.items():\n    for k in g: pass\n    sd[k] = v",
+        "for k, v in sd.items():\n    sd[k] = v.pin_memory()\n    sd[k].to('cuda')",
+        "for k, v in sd.items():\n    sd[k] = v\nfor k, v in sd.items(): pass",
+        "for k, v in sd.items():\n    sd[k] = v\nx = sd.get('w')",
+        "other = sd\nfor k, v in sd.items():\n    sd[k] = v",
+        "for k, v in sd.items():\n    sd[k] = v\ng(sd)",
+        "for k, v in sd.items():\n    sd[k] = v\n    sd.pop(k)",
+        "for k, v in sd.items():\n    f = lambda: k\n    sd[k] = v",
+        # not `for k, v in sd.items()`
+        "for k in sd:\n    sd[k] = g",
+        "for v in sd.values():\n    sd[g] = v",
+        "for k, v in g.items():\n    sd[k] = v",
+    ],
+)
+def test_not_rekeyed_in_walk(body: str) -> None:
+    function = _function(body)
+    assert not rekeyed_in_walk(function, "sd", _walk(function))
