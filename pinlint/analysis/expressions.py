@@ -963,6 +963,12 @@ class Evaluator:
             self._escaping_args(call, "numpy")
             return NUMPY
         library = self._library_source(func)
+        if library is not None and library in torch_api.DEVICE_KEEPING_LIBRARY_FUNCTIONS:
+            values = [self.ev(arg.value) for arg in call.args]  # read, never changed
+            first = values[0] if call.args and call.args[0].keyword is None and not call.args[0].star else UNKNOWN
+            if first and all(o.kind is Kind.PAGEABLE for o in first):
+                return derived(first, call, f"`{library}(...)`")  # a view or a copy: pageable either way
+            return UNKNOWN  # of pinned memory a copy is pageable, a view is not: not known
         if library is not None and library in torch_api.HOST_FILE_HANDLES:
             self._escaping_args(call, f"`{dotted(func)}()`")
             if not _opens_on_host(library, call):

@@ -189,8 +189,8 @@ class ScopeNames:
         return False
 
     def library_source(self, func: cst.BaseExpression, local: Value | None = None) -> str | None:
-        """The dotted name of a known host-returning library function (``load_file``), or of
-        one that opens a file of tensors (``safe_open``), if
+        """The dotted name of a known host-returning library function (``load_file``), of one
+        that opens a file of tensors (``safe_open``) or rearranges one (``einops.rearrange``), if
         ``func`` resolves to one through the imports. ``local``: what the function binds to
         the name ``func`` starts with, if it binds it (an import there, or anything else)."""
         chain = dotted(func)
@@ -207,7 +207,12 @@ class ScopeNames:
             if module is None or root in self.file.module_level_bindings:
                 return None  # not imported, or also bound at module level (`def load_file` after the import)
         full = f"{module}.{rest}" if rest else module
-        return full if full in torch_api.HOST_LIBRARY_FUNCTIONS or full in torch_api.HOST_FILE_HANDLES else None
+        known = (
+            full in torch_api.HOST_LIBRARY_FUNCTIONS
+            or full in torch_api.HOST_FILE_HANDLES
+            or full in torch_api.DEVICE_KEEPING_LIBRARY_FUNCTIONS
+        )
+        return full if known else None
 
     def functional(self, func: cst.BaseExpression) -> str | None:
         """``"pad"`` for ``F.pad`` where ``F`` is ``torch.nn.functional``."""

@@ -467,5 +467,15 @@ def method_call(ctx: Context, method: str, receiver_node: cst.BaseExpression, re
     """The value of ``receiver.<method>(...)``."""
     handler = TENSOR_METHODS.get(method)
     if handler is None:
+        if _returns_self(method) and is_tensor(receiver):
+            return receiver  # `t.masked_fill_(m, 1)`: t itself, written in place
+        if method == torch_api.SHARED_MEMORY_METHOD and receiver and kinds(receiver) == {Kind.PAGEABLE}:
+            # New shared memory, which is not pinned: pinning where t was made would not help.
+            return derived(receiver, call, f".{method}()")
         return UNKNOWN  # any other method: unknown provenance
     return handler(ctx, method, receiver_node, receiver, call)
+
+
+def _returns_self(method: str) -> bool:
+    """An in-place method that returns the tensor itself, in its own memory."""
+    return method.endswith("_") and not method.endswith("__") and method not in torch_api.IN_PLACE_NOT_SELF

@@ -151,6 +151,11 @@ HOST_LIBRARY_FUNCTIONS: frozenset[str] = frozenset({"safetensors.torch.load_file
 #: loads onto the GPU).
 HOST_LIBRARY_DEVICE_ARGUMENT: dict[str, tuple[int, str]] = {"safetensors.torch.load_file": (1, "device")}
 
+#: Library functions that rearrange a tensor (their first argument) on its own device: a view of
+#: it or a new tensor, so of pageable memory they give pageable memory; of pinned memory, who
+#: knows (a view stays pinned, a copy is pageable).
+DEVICE_KEEPING_LIBRARY_FUNCTIONS: frozenset[str] = frozenset({"einops.rearrange", "einops.repeat", "einops.reduce"})
+
 #: Library functions that open a file of tensors and return a handle (``safe_open(path,
 #: framework="pt", device="cpu")``, also as a context manager, whose ``__enter__`` returns the
 #: handle). With the torch framework and the host device (the default), ``get_tensor(name)``
@@ -375,6 +380,28 @@ DTYPE_FUNCTIONS: frozenset[str] = frozenset({"get_default_dtype", "promote_types
 #: Tensor methods that make the receiver use other memory (``t.set_(other)``), and the
 #: attribute whose assignment does (``t.data = other``): what was known of its memory is void.
 STORAGE_REPLACING_METHODS: frozenset[str] = frozenset({"set_"})
+#: In-place methods (PyTorch's trailing ``_``) return the tensor itself, in the same memory:
+#: ``torch.zeros(n).masked_fill_(m, 1)`` is the tensor ``torch.zeros`` made. Not these: ``copy_``
+#: (its own rule), ``set_`` (other memory), ``share_memory_`` (moves the data to new shared
+#: memory), and those that make the tensor strided or may move its data.
+IN_PLACE_NOT_SELF: frozenset[str] = frozenset(
+    {
+        "copy_",
+        "set_",
+        "share_memory_",
+        "t_",
+        "transpose_",
+        "swapdims_",
+        "swapaxes_",
+        "as_strided_",
+        "resize_",
+        "resize_as_",
+        "squeeze_",
+        "unsqueeze_",
+    }
+)
+#: ``share_memory_()`` moves a host tensor's data to new shared memory, which is not pinned.
+SHARED_MEMORY_METHOD = "share_memory_"
 STORAGE_ATTRIBUTES: frozenset[str] = frozenset({"data"})
 
 #: Device strings that are the host (copies to them are not H2D).

@@ -2183,6 +2183,41 @@ EDGE = [
 
 PLAIN = [
     P(
+        "p20_in_place_chain",
+        "plain",
+        SAFE,
+        """
+        import torch
+
+        def make(n, device):
+            mask = torch.zeros((n, n)).masked_fill_(torch.ones((n, n), dtype=torch.bool).tril(), 1)
+            return mask.to(device, non_blocking=True)
+
+        def main(device):
+            return make(3, device)
+        """,
+        note="an in-place method returns the tensor itself: pinned at birth, still pinned at the copy",
+    ),
+    P(
+        "r20_in_place_alias_written_after_copy",
+        "race",
+        NOT_SAFE,
+        """
+        import torch
+
+        def make(device):
+            x = torch.zeros(3)
+            y = x.add_(1)
+            out = y.to(device, non_blocking=True)
+            x.fill_(7)
+            return out, x
+
+        def main(device):
+            return make(device)
+        """,
+        note="y is x (add_ returns it): the write to x after the copy races once x is pinned",
+    ),
+    P(
         "p01_chained_literal",
         "plain",
         SAFE,
