@@ -164,7 +164,17 @@ class StridedPinnedCopy:
     statement: cst.CSTNode
 
 
-Event = "SinkHit | DeviceConstruction | UnsyncedHostRead | StridedPinnedCopy"
+@dataclass(frozen=True)
+class UncalledIsPinned:
+    """``t.is_pinned`` of a tensor used as a truth value without calling it: a bound method,
+    always true, so the test never asks whether ``t`` is pinned."""
+
+    #: The attribute (``t.is_pinned``).
+    attribute: cst.Attribute
+    statement: cst.CSTNode
+
+
+Event = "SinkHit | DeviceConstruction | UnsyncedHostRead | StridedPinnedCopy | UncalledIsPinned"
 
 
 class EventSink:
@@ -201,7 +211,11 @@ class EventSink:
     def wants_strided(self) -> bool:
         return StridedPinnedCopy in self.listened
 
-    def add(self, event: UnsyncedHostRead | StridedPinnedCopy, key: tuple[object, ...]) -> None:
+    @property
+    def wants_uncalled(self) -> bool:
+        return UncalledIsPinned in self.listened
+
+    def add(self, event: UnsyncedHostRead | StridedPinnedCopy | UncalledIsPinned, key: tuple[object, ...]) -> None:
         """Record ``event`` once per ``key`` (an event type's own identity)."""
         if type(event) not in self.listened or key in self._seen:
             return

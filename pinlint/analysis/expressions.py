@@ -20,7 +20,7 @@ from pinlint.analysis.cst_walk import EXPRESSION_TYPES, children, mentioned
 from pinlint.analysis.device_tests import compared_to_another_device
 from pinlint.analysis.dict_uses import only_read, rekeyed_in_walk
 from pinlint.analysis.env import Env
-from pinlint.analysis.events import EventSink
+from pinlint.analysis.events import EventSink, UncalledIsPinned
 from pinlint.analysis.host_uses import HostUses
 from pinlint.analysis.names import FileNames
 from pinlint.analysis.scopes import ScopeNames, dotted, flatten_targets, iter_statements
@@ -161,6 +161,8 @@ class Evaluator:
         self.local_functions: dict[str, cst.FunctionDef] = {}
         #: Lists whose elements may no longer be the recorded ones (``iterated``).
         self.lists_changed: set[str] = set()
+        #: Dicts this function stores items into by a computed key (``d[k] = t``).
+        self._keyed_stores: set[str] = set()
         #: name -> whether this scope only reads the dict it holds (``dict_uses.only_read``).
         self._only_read: dict[str, bool] = {}
         #: id(argument) -> what the list (dict) it names held when handed to a call (the call
@@ -822,6 +824,17 @@ class Evaluator:
             self._only_read[name] = only_read(self.scope, name)
         return self._only_read[name]
 
+    def parameter_items(self, node: cst.BaseExpression, call: cst.Call) -> Value | None:
+        """For a list parameter this function only reads, but for handing it to ``call`` (a
+        torch function: ``torch.cat(ws)`` of ``def f(ws)``): its items, named so that a call's
+        summary gives the caller's (``FileSummaries``)."""
+        key = dotted(node)
+        if type(node) is not cst.Name or key is None or not self._own_parameter(key):
+            return None
+        if not only_read(self.scope, key, handed=call):
+            return None  # it may hold other items by then (`ws.append(t)`, `ws[0] = ...`)
+        return frozenset({Origin(Kind.UNKNOWN, what=f"an item of parameter `{key}`", parameter=key + "[]")})
+
     def _own_parameter(self, key: str) -> bool:
         """``key`` is a parameter of this function that still holds what the caller passed."""
         if "." in key or key in self.lists_changed:
@@ -1162,6 +1175,41 @@ class Evaluator:
                 self.on_host(key, self.env.get(key))
         return UNKNOWN if summary is None else summary  # not summarised: unknown provenance
 
+    def stored_item(self, target: cst.Subscript, value: Value) -> bool:
+        """``d[k] = t`` into a dict this function built (``d = {}``), where ``t`` is a pageable
+        host tensor: ``t`` is one of its items now, and nothing it held is lost unseen. An item
+        whose value is not known, pinned or on a device, or one that may replace an item of
+        another birth (a second key written with ``d[k]``, a literal key written again with
+        another value), leaves the dict's items unknown (the caller marks it changed)."""
+        key = dotted(target.value)
+        if (
+            key is None
+            or "." in key
+            or key in self.lists_changed
+            or key + ".{}" not in self.env
+            or len(target.slice) != 1
+            or type(target.slice[0].slice) is not cst.Index
+            or not value
+            or any(o.kind is not Kind.PAGEABLE for o in value)
+        ):
+            return False
+        held = self.env.get(key + ".{}") or frozenset()
+        named = literal_key(target.slice[0].slice.value)
+        written = [k for k in self.env.keys_under(key) if k.startswith(key + ".{") and k != key + ".{}"]
+        if named is not None:
+            if key in self._keyed_stores:
+                return False  # a key written with `d[k]` may be this one: its item may be lost unseen
+            before = self.env.get(key + ".{%s}" % named)
+            if before is not None and before != value:
+                return False  # replaces an item of another birth, still among the dict's items
+            self.env.set(key + ".{%s}" % named, value)
+        else:
+            if written or not held <= value:
+                return False  # may replace an item put in another way (a literal key, a display)
+            self._keyed_stores.add(key)
+        self.set_elements(key, ".{}", held | value)
+        return True
+
     def _appended(self, target: cst.BaseExpression, call: cst.Call) -> None:
         """``parts.append(t)``: remember what the list holds, for ``torch.cat(parts)``."""
         key = dotted(target)
@@ -1225,6 +1273,10 @@ class Evaluator:
         way it goes is decided at run time, so what was known of the tensor is forgotten.
         Returned: what an ``if`` body may know again (``if t.device != target:`` of a tensor
         pageable on some path: inside, t is what it was and target another device)."""
+        if self.events.wants_uncalled:
+            for attribute in uncalled_methods(test, torch_api.PIN_TEST_METHOD):
+                if is_tensor(self.value_of(attribute.value)):
+                    self.events.add(UncalledIsPinned(attribute, self.statement), ("uncalled", id(attribute)))
         compared = compared_to_another_device(test)
         kept: dict[str, Value] = {}
         for key in device_tested(test):
@@ -1493,6 +1545,25 @@ def _loads_on_host(library: str, call: cst.Call) -> bool:
     if device is None:
         return True  # the default: the CPU
     return type(device) is cst.SimpleString and device.evaluated_value == "cpu"
+
+
+def uncalled_methods(test: cst.BaseExpression, method: str) -> list[cst.Attribute]:
+    """``x.<method>`` read as a truth value (the test itself, under ``not``, ``and``, ``or``, a
+    walrus) without being called: a bound method, which is always true."""
+    found: list[cst.Attribute] = []
+    stack: list[cst.BaseExpression] = [test]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is cst.Attribute and node.attr.value == method:  # type: ignore[attr-defined]
+            found.append(node)  # type: ignore[arg-type]
+        elif kind is cst.UnaryOperation and type(node.operator) is cst.Not:  # type: ignore[attr-defined]
+            stack.append(node.expression)  # type: ignore[attr-defined]
+        elif kind is cst.BooleanOperation:
+            stack.extend((node.left, node.right))  # type: ignore[attr-defined]
+        elif kind is cst.NamedExpr:
+            stack.append(node.value)  # type: ignore[attr-defined]
+    return found
 
 
 def device_tested(test: cst.BaseExpression) -> set[str]:

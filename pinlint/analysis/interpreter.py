@@ -633,9 +633,16 @@ class Interpreter(Evaluator):
             self._bind(target.value, UNKNOWN)  # `*rest` collects a list: not a tensor
             return
         if type(target) is cst.Subscript:
+            self.ev(target)  # the container and the index are read
+            if not is_tensor(self.value_of(target.value)):
+                # `d[k] = t`, `out[i] = t` of a container (or of what may be one): a reference to
+                # t is kept there, for code this function may not show (a tensor's item
+                # assignment copies the values instead).
+                self.host_escape(value, target, "stored in a container")
+            if self.stored_item(target, value):
+                return  # `d[k] = t` of a dict it built: t is one of its items
             # `buf[i] = v` writes into buf: its storage (and pinnedness) is unchanged.
             self.list_changed(target.value)  # (for a list: the item is replaced)
-            self.ev(target)
             self.host_write(self.value_of(target.value), target, "an item assignment")
             return
         key = dotted(target)

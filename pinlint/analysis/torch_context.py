@@ -60,6 +60,14 @@ class Context(Protocol):
         """``node`` is a list or tuple: one this function built, or a parameter annotated so."""
         ...
 
+    def parameter_items(self, node: cst.BaseExpression, call: cst.Call) -> Value | None:
+        """The items of a list parameter this function only reads, named for its callers."""
+        ...
+
+    def container_of(self, node: cst.BaseExpression) -> dict[str, Value] | None:
+        """What the list, tuple or dict ``node`` (already evaluated) holds (``.[]``, ``.{}``)."""
+        ...
+
 
 # ---------------------------------------------------------------------------- shared facts
 def device_kw(ctx: Context, call: cst.Call) -> tuple[DeviceClass, cst.Arg | None]:

@@ -171,8 +171,15 @@ def _combining(ctx: Context, name: str, call: cst.Call, args: list[Value], first
         elements = ctx.list_elements(arg.value)
         if type(arg.value) in (cst.List, cst.Tuple):
             inputs.extend(ctx.value_of(e.value) for e in arg.value.elements)
+        elif type(arg.value) in (cst.ListComp, cst.GeneratorExp):
+            # `torch.cat([torch.arange(n) for n in lens])`: each item is what the element gives.
+            inputs.append(ctx.value_of(arg.value.elt))
         elif elements is not None:
             inputs.append(elements)  # `torch.cat(parts)` of a list built here
+        elif type(arg.value) is cst.Call and ".[]" in (held := ctx.container_of(arg.value) or {}):
+            inputs.append(held[".[]"])  # `torch.stack(tuple(t.cpu() for t in ts))`, a helper's list
+        elif (items := ctx.parameter_items(arg.value, call)) is not None:
+            inputs.append(items)  # `torch.cat(ws)` of a list parameter: what each caller's list holds
         else:
             inputs.append(value)
     if name in torch_api.DATA_FIRST_FUNCTIONS:

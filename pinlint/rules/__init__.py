@@ -16,6 +16,7 @@ from pinlint.rules.pin002_unpinnable_non_blocking_source import UnpinnableNonBlo
 from pinlint.rules.pin003_blocking_device_construction import BlockingDeviceConstruction
 from pinlint.rules.pin004_unsynchronized_device_to_host_read import UnsynchronizedDeviceToHostRead
 from pinlint.rules.pin005_non_contiguous_pinned_source import NonContiguousPinnedSource
+from pinlint.rules.pin006_is_pinned_not_called import IsPinnedNotCalled
 
 RULES: tuple[Rule, ...] = (
     UnpinnedNonBlockingCopy(),
@@ -23,6 +24,7 @@ RULES: tuple[Rule, ...] = (
     BlockingDeviceConstruction(),
     UnsynchronizedDeviceToHostRead(),
     NonContiguousPinnedSource(),
+    IsPinnedNotCalled(),
 )
 
 

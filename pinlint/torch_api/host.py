@@ -322,6 +322,9 @@ PYTHON_NUMBER_ATTRIBUTES: frozenset[str] = frozenset({"shape"})
 #: Tensor attributes an ``if`` tests to branch on where a tensor lives (the interpreter then
 #: forgets what it knew of that tensor).
 DEVICE_TEST_ATTRIBUTES: frozenset[str] = frozenset({"is_cpu", "is_cuda", "device", "is_pinned", "is_meta"})
+#: Of those, the one that is a method (``t.is_pinned()``), not a property like ``t.is_cuda``:
+#: read without the call it is a bound method, always true.
+PIN_TEST_METHOD = "is_pinned"
 
 #: Builtins that return Python data.
 PYTHON_DATA_BUILTINS: frozenset[str] = frozenset({"len", "list", "tuple", "range", "int", "float", "bool", "sorted"})

@@ -2183,7 +2183,7 @@ EDGE = [
 
 PLAIN = [
     P(
-        "p20_in_place_chain",
+        "p40_in_place_chain",
         "plain",
         SAFE,
         """
@@ -2199,7 +2199,27 @@ PLAIN = [
         note="an in-place method returns the tensor itself: pinned at birth, still pinned at the copy",
     ),
     P(
-        "r20_in_place_alias_written_after_copy",
+        "r41_stored_in_callers_dict_written_after_copy",
+        "race",
+        NOT_SAFE,
+        """
+        import torch
+
+        def stage(d, device):
+            t = torch.zeros(3)
+            d["x"] = t
+            return t.to(device, non_blocking=True)
+
+        def main(device):
+            d = {}
+            out = stage(d, device)
+            d["x"].fill_(5)
+            return out, d["x"]
+        """,
+        note="the dict keeps a reference: the caller's write after the copy races once t is pinned",
+    ),
+    P(
+        "r40_in_place_alias_written_after_copy",
         "race",
         NOT_SAFE,
         """

@@ -222,7 +222,7 @@ def test_the_shipped_example_ranks_per_step_sites_first(tmp_path: Path, monkeypa
     data = json.loads(ranked.stdout)
     counts = [(d["code"], d["location"]["row"], d["profile"]["count"]) for d in data]
     # Every static finding ran; the per-step ones (64 steps) ran most, warm-up 3 times, init once.
-    assert sorted(c for *_, c in counts) == [1, 1, 3, 3, 64, 64]
+    assert sorted(c for *_, c in counts) == [1, 1, 3, 3, 64, 64, 64]
     human = check(
         "--extend-select",
         "PIN003",
@@ -233,7 +233,7 @@ def test_the_shipped_example_ranks_per_step_sites_first(tmp_path: Path, monkeypa
         "serving_loop.py",
     )
     rows = [line.split(":")[1] for line in human.stdout.splitlines() if line.startswith("serving_loop.py")]
-    assert rows == ["40", "44", "34", "35", "27", "28"]
+    assert rows == ["40", "42", "44", "34", "35", "27", "28"]
     hot = check(
         "--extend-select",
         "PIN003",
@@ -247,6 +247,7 @@ def test_the_shipped_example_ranks_per_step_sites_first(tmp_path: Path, monkeypa
     )
     assert [line.split(":")[1] for line in hot.stdout.splitlines() if line.startswith("serving_loop.py")] == [
         "40",
+        "42",
         "44",
     ]
 
