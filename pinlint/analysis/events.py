@@ -164,6 +164,12 @@ class StridedPinnedCopy:
     statement: cst.CSTNode
 
 
+def _settled_device(source: Value) -> bool:
+    """Some path is on a device whatever the callers pass (not an allocation on a device a
+    parameter names, which a call may make the host)."""
+    return any(o.kind is Kind.DEVICE and not o.computed for o in source)
+
+
 @dataclass(frozen=True)
 class UncalledIsPinned:
     """``t.is_pinned`` of a tensor used as a truth value without calling it: a bound method,
@@ -240,6 +246,10 @@ class EventSink:
         if SinkHit not in self.listened:
             return
         if Kind.DEVICE in kinds(source):
+            if via is None and not _settled_device(source):
+                # On a device here, but where the callers say (`torch.arange(n, device=dev)`,
+                # `.to(t)` of a parameter): a caller passing the host makes a host tensor.
+                self._summary_copies(source, call, api, device, copy_dst, statement)
             return  # host-ness rests on a run-time condition (some path is already on a device)
         if via is None:
             self._summary_copies(source, call, api, device, copy_dst, statement)
@@ -278,7 +288,7 @@ class EventSink:
             if origin.attribute:
                 self.attribute_copies.append(AttributeCopy(origin.attribute, call, api, device, copy_dst, statement))
         computed = frozenset(o for o in source if o.computed and not o.parameter)
-        if computed and Kind.DEVICE not in kinds(source):
+        if computed and not _settled_device(source):
             self.computed_copies.append(ParameterCopy("", call, api, device, copy_dst, statement, computed=computed))
 
     def forwarded(self, copy: ParameterCopy) -> None:

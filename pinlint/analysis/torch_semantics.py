@@ -39,6 +39,7 @@ from pinlint.analysis.values import (
     UNKNOWN,
     Kind,
     Value,
+    allocated_on,
     cast,
     combine,
     construction_data,
@@ -350,6 +351,16 @@ def _to(ctx: Context, method: str, receiver_node: cst.BaseExpression, receiver: 
         views.strided_copy(ctx, call, ".to", receiver_node, None)  # type: ignore[arg-type]
     else:
         _maybe_non_blocking(ctx, call, args, nb_position, (receiver_node, receiver, call, ".to", device, None))
+        if (
+            receiver
+            and all(o.kind is Kind.PAGEABLE for o in receiver)
+            and other_value
+            and all(o.whole_parameter for o in other_value)
+            and "device" not in keywords
+        ):
+            # `.to(t)` of a tensor parameter `t` (t's device and dtype): a device tensor here, and
+            # for a call passing a host tensor, pageable host memory (this host tensor, or a cast).
+            return allocated_on(other_value, call, "`.to(<tensor>)`", "", False, like_tensor=True)
     return DEVICE
 
 

@@ -489,7 +489,13 @@ def replayed(value: Value, argument: Callable[[str], Value | None]) -> Value | N
                 out |= HOST_DEVICE if host else UNKNOWN
             elif origin.computed == "allocated_like":
                 given = known[0]  # type: ignore[index]
-                if given and {o.kind for o in given} <= HOST_KINDS:
+                if given and all(o.whole_parameter for o in given):
+                    # Handed a parameter of the calling function: where it allocates is where
+                    # that function's own callers' arguments are (replayed again there).
+                    out |= allocated_on(
+                        given, origin.node, origin.what, origin.factory, origin.vector, like_tensor=True
+                    )
+                elif given and {o.kind for o in given} <= HOST_KINDS:
                     # On the host's device: not pinnable there (`pin_memory=True` would raise for
                     # the callers that pass an accelerator's tensor).
                     out |= pageable(
