@@ -59,6 +59,17 @@ def constant_truth(test: cst.BaseExpression) -> bool | None:
     return None
 
 
+def never_iterates(iterable: cst.BaseExpression) -> bool:
+    """A ``for`` over this never runs its body: an empty display (``()``, ``[]``, ``{}``) or an
+    empty plain string."""
+    kind = type(iterable)
+    if kind in (cst.Tuple, cst.List, cst.Set, cst.Dict):
+        return not iterable.elements  # type: ignore[attr-defined]
+    if kind is cst.SimpleString:
+        return iterable.evaluated_value in ("", b"")  # type: ignore[attr-defined]
+    return False
+
+
 def iterates_at_least_once(iterable: cst.BaseExpression, range_is_builtin: bool) -> bool:
     """A ``for`` over this runs its body at least once: a display with an element that is not
     starred (a ``*rest`` may be empty), a non-empty plain string, or ``range(n)`` /

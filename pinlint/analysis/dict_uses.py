@@ -236,3 +236,23 @@ def _rekey_use(node: cst.Name, parents: tuple[cst.CSTNode, ...], loop: cst.For, 
     if kind in (cst.For, cst.CompFor) and parent.iter is node:  # type: ignore[union-attr]
         return "keys"  # `for k in name:` walks the keys
     return None
+
+
+#: Nodes whose test decides which way the code goes.
+_TESTED = (cst.If, cst.While, cst.IfExp, cst.Assert, cst.CompIf)
+
+
+def key_decides(body: cst.CSTNode, key: str) -> bool:
+    """A test in ``body`` names ``key`` (``if k == "ids": continue``, ``... if k != "mask"``): which
+    items a walk copies then depends on their keys, not only on what the dict holds."""
+    from pinlint.analysis.cst_walk import mentioned
+
+    stack: list[cst.CSTNode] = [body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _TESTED) and key in mentioned(node.test):
+            return True
+        if type(node) is cst.Match and key in mentioned(node.subject):
+            return True
+        stack.extend(children(node))
+    return False

@@ -18,7 +18,7 @@ from pinlint.analysis.budget import _DEADLINE_EVERY, SCOPE_STEP_BUDGET, BudgetEx
 from pinlint.analysis.builtins import READ_ONLY_BUILTINS, constant_truth, repeats_a_list
 from pinlint.analysis.cst_walk import EXPRESSION_TYPES, children, mentioned
 from pinlint.analysis.device_tests import compared_to_another_device
-from pinlint.analysis.dict_uses import only_read, rekeyed_in_walk
+from pinlint.analysis.dict_uses import key_decides, only_read, rekeyed_in_walk
 from pinlint.analysis.env import Env
 from pinlint.analysis.events import EventSink, UncalledIsPinned
 from pinlint.analysis.host_uses import HostUses
@@ -161,6 +161,7 @@ class Evaluator:
         self.local_functions: dict[str, cst.FunctionDef] = {}
         #: Lists whose elements may no longer be the recorded ones (``iterated``).
         self.lists_changed: set[str] = set()
+        self._local_names: tuple[int, set[str]] = (0, set())
         #: Dicts this function stores items into by a computed key (``d[k] = t``).
         self._keyed_stores: set[str] = set()
         #: name -> whether this scope only reads the dict it holds (``dict_uses.only_read``).
@@ -312,8 +313,8 @@ class Evaluator:
         if kind is cst.DictComp:
             return {".{}": self.value_of(node.value)}  # type: ignore[attr-defined]
         if kind is cst.Dict:
-            if not all(type(e) is cst.DictElement for e in node.elements):  # type: ignore[attr-defined]
-                return None  # `**other`
+            if not distinct_keys(node):  # type: ignore[arg-type]
+                return None  # `**other`, or a key that may be given twice (the later value wins)
             found = {".{}": frozenset().union(*(self.value_of(e.value) for e in node.elements))}  # type: ignore[attr-defined]
             for element in node.elements:  # type: ignore[attr-defined]
                 name = literal_key(element.key)
@@ -406,12 +407,26 @@ class Evaluator:
         class's methods put in ``self.<attr>``; None when not known (or possibly changed)."""
         if key in self.lists_changed:
             return None  # an item replaced or removed, or an alias written: not the recorded ones
+        if self.local_functions and key.split(".", 1)[0] in self._named_by_local_functions():
+            return None  # a nested function may store other items when it runs
         elements = self.env.get(key + suffix)
         if elements is not None:
             return elements or None
         if self.summaries is not None and key.startswith("self.") and key.count(".") == 1 and key not in self.env:
             return self.summaries.attribute_elements(self, key, suffix)
         return None
+
+    def _named_by_local_functions(self) -> set[str]:
+        """Every name the nested functions defined so far mention (kept while none is added)."""
+        count = len(self.local_functions)
+        if self._local_names[0] != count:
+            from pinlint.analysis.cst_walk import mentioned
+
+            names: set[str] = set()
+            for function in self.local_functions.values():
+                names |= mentioned(function)
+            self._local_names = (count, names)
+        return self._local_names[1]
 
     def step(self) -> None:
         self.steps += 1
@@ -508,6 +523,7 @@ class Evaluator:
                 value = self.ev(element.value)
                 if not transparent:
                     self.host_escape(value, element.value, "put in a container")
+                    self._contained(element.value)
             return PYDATA
         if type(node) in (cst.ListComp, cst.SetComp):
             self._visit_children(node)
@@ -557,6 +573,7 @@ class Evaluator:
             value = self.ev(node.value)
             key = dotted(node.target)
             if key:
+                self.env.forget_under(key)  # what was known of the old value's items is not the new's
                 self.env.set(key, value)  # the walrus binds in the enclosing scope
             return value
         if type(node) is cst.Lambda:
@@ -606,12 +623,16 @@ class Evaluator:
                 if type(element) is cst.DictElement:
                     self.ev(element.key)
                 self.host_escape(self.ev(element.value), element.value, "put in a container")
+                if type(element) is cst.DictElement:
+                    self._contained(element.value)
         elif type(node) in (cst.ListComp, cst.SetComp, cst.GeneratorExp):
             self._comprehension(
                 node.for_in, lambda: self.host_escape(self.ev(node.elt), node.elt, "put in a container")
             )
+            self._walrus_escaped(node)
         elif type(node) is cst.DictComp:
             self._comprehension(node.for_in, lambda: (self.ev(node.key), self.ev(node.value)))
+            self._walrus_escaped(node)
         elif type(node) is cst.BooleanOperation:
             self.ev(node.left)
             self.ev(node.right)
@@ -661,7 +682,7 @@ class Evaluator:
                 if key is not None:
                     self.env.forget_under(key)
                     self.env.set(key, UNKNOWN)  # an element of the iterable: unknown
-            for target, value in self.iterated(for_in.iter, for_in.target):
+            for target, value in self.iterated(for_in.iter, for_in.target, tests=for_in):
                 self.env.set(target.value, value)  # an element of a list this function built
             for condition in for_in.ifs:
                 self.ev(condition.test)
@@ -674,7 +695,11 @@ class Evaluator:
             self.env.close(mark)
 
     def iterated(
-        self, iterable: cst.BaseExpression, target: cst.BaseExpression, loop: cst.For | None = None
+        self,
+        iterable: cst.BaseExpression,
+        target: cst.BaseExpression,
+        loop: cst.For | None = None,
+        tests: cst.CSTNode | None = None,
     ) -> list[tuple[cst.Name, Value]]:
         """What a ``for`` target takes from a list of host tensors this function built (a
         display, a comprehension, ``.append``): its elements, joined (``for t in bufs:``, ``for
@@ -683,9 +708,18 @@ class Evaluator:
         items = self.iterable(iterable)
         enumerated = items is not iterable
         zipped = self._zipped(items, target) if not enumerated else None
+        if zipped is not None and any(self._known_empty(part) for part, _ in zipped):
+            return []  # zip with a list known to be empty: the body never runs
         if zipped is not None:
             # `for dst, y in zip(dsts, ys):` each name walks its own list, as a loop over it would.
-            return [found for part, name in zipped for found in self.iterated(part, name)]
+            # zip stops at the shortest list, so an item may never be walked: only a list whose
+            # items have one birth (a comprehension's, an `.append` loop's) says what is copied.
+            return [
+                (name, value)
+                for part, target in zipped
+                for name, value in self.iterated(part, target)
+                if len(value) == 1
+            ]
         suffix = ".[]"
         paired = False  # `for k, v in d.items():` gives the values to the second name
         if (
@@ -698,6 +732,17 @@ class Evaluator:
             # `for t in d.values():`, `for k, t in d.items():` of a dict it built
             paired = items.func.attr.value == "items"
             items, suffix = items.func.value, ".{}"
+        # `for k, v in d.items(): if k == "ids": continue`: a test of the key (in the loop's body,
+        # or a comprehension's `if`) may skip items.
+        decided_in = tests if tests is not None else (loop.body if loop is not None else None)
+        key_tested = (
+            paired
+            and decided_in is not None
+            and type(target) is cst.Tuple
+            and len(target.elements) == 2
+            and type(target.elements[0].value) is cst.Name
+            and key_decides(decided_in, target.elements[0].value.value)
+        )
         names = (
             [e.value for e in target.elements if type(e) is cst.Element and type(e.value) is cst.Name]
             if type(target) is cst.Tuple and not enumerated and not paired
@@ -766,6 +811,7 @@ class Evaluator:
                     elements = loaded_value
             if (
                 not elements
+                and not key_tested  # which of the caller's items it copies depends on their keys
                 and self._own_parameter(key)
                 and (self.only_reads(key) or (loop is not None and paired and rekeyed_in_walk(self.scope, key, loop)))
             ):
@@ -784,6 +830,8 @@ class Evaluator:
                 return [(target, elements)] if type(target) is cst.Name else []
         if not elements or not (any(o.kind in HOST_KINDS for o in elements) or _objects_holding_host(elements)):
             return []  # no host tensor we know in it (nor an object holding one): its items stay unknown
+        if key_tested and len(elements) > 1:
+            return []  # a test of the key may skip the items of one birth: which ones are copied is not known
         if enumerated or paired:
             if (
                 type(target) is cst.Tuple
@@ -865,6 +913,34 @@ class Evaluator:
         zipped = self._zipped(items, target) if items is node else None
         return [part for part, _ in zipped] if zipped is not None else [items]
 
+    def _walrus_escaped(self, comprehension: cst.CSTNode) -> None:
+        """A walrus in a comprehension binds in this function (``[(t := t.pin_memory()) for
+        ...]``), once per item or never: what the names hold after it is not known."""
+        stack: list[cst.CSTNode] = [comprehension]
+        while stack:
+            node = stack.pop()
+            if type(node) is cst.NamedExpr:
+                key = dotted(node.target)  # type: ignore[attr-defined]
+                if key:
+                    self.env.forget_under(key)
+                    self.env.set(key, UNKNOWN)
+                    self.lists_changed.add(key)
+            stack.extend(children(node))
+
+    def _known_empty(self, node: cst.BaseExpression) -> bool:
+        """A list this function built and left empty (``names = []``), or an empty display."""
+        if type(node) in (cst.List, cst.Tuple):
+            return not node.elements  # type: ignore[attr-defined]
+        key = dotted(node)
+        return key is not None and key not in self.lists_changed and self.env.get(key + ".[]") == frozenset()
+
+    def _contained(self, node: cst.BaseExpression) -> None:
+        """A list or dict of this function put in another container (``holders = [d]``): it may
+        be written through that one (``holders[0]["a"] = t``), unseen."""
+        key = dotted(node)
+        if key is not None and (key + ".[]" in self.env or key + ".{}" in self.env):
+            self.list_changed(node)
+
     def list_changed(self, node: cst.BaseExpression) -> None:
         """``node`` (a list) may now hold other elements than those recorded: not iterated as known."""
         key = dotted(node)
@@ -920,7 +996,12 @@ class Evaluator:
         key = dotted(node.value)
         if key is None:
             return None
-        if name is not None and key not in self.lists_changed and key + ".{%s}" % name in self.env:
+        if (
+            name is not None
+            and key not in self.lists_changed
+            and key + ".{%s}" % name in self.env
+            and not (self.local_functions and key.split(".", 1)[0] in self._named_by_local_functions())
+        ):
             return self.env.get(key + ".{%s}" % name)  # `d["mask"]` of a dict display: that value
         for suffix in (".[]", ".{}"):
             elements = self.known_elements(key, suffix)
@@ -943,6 +1024,16 @@ class Evaluator:
     def _call(self, call: cst.Call) -> Value:
         func = call.func
         torch_name = self.names.torch_function(func)
+        chain = dotted(func)
+        root, _, rest = (chain or "").partition(".")
+        if root in self.names.torch_modules and rest in torch_api.MEMORY_SWAPPING_FUNCTIONS:
+            # `torch.utils.swap_tensors(a, b)`: each now holds the other's memory.
+            for arg in call.args:
+                self.ev(arg.value)
+                swapped = dotted(arg.value)
+                if swapped is not None and swapped in self.env:
+                    self.replace_memory(swapped, UNKNOWN)
+            return UNKNOWN
         if torch_name is not None:
             # Torch functions read their tensor arguments (lists of tensors included); `out=`
             # is written.
@@ -1274,7 +1365,10 @@ class Evaluator:
         Returned: what an ``if`` body may know again (``if t.device != target:`` of a tensor
         pageable on some path: inside, t is what it was and target another device)."""
         if self.events.wants_uncalled:
+            called = {dotted(c.func.value) for c in _calls_in(test) if type(c.func) is cst.Attribute}
             for attribute in uncalled_methods(test, torch_api.PIN_TEST_METHOD):
+                if dotted(attribute.value) in called:
+                    continue  # `t.is_pinned and t.is_pinned()`: a guard, and the call asks
                 if is_tensor(self.value_of(attribute.value)):
                     self.events.add(UncalledIsPinned(attribute, self.statement), ("uncalled", id(attribute)))
         compared = compared_to_another_device(test)
@@ -1458,6 +1552,18 @@ def _positional(names: list[cst.Name], values: list[Value]) -> list[tuple[cst.Na
     return list(zip(names, values))
 
 
+def distinct_keys(node: cst.Dict) -> bool:
+    """A dict display whose every item stays in it: no ``**other`` (which may replace items),
+    and one item, or keys that are distinct string literals (``{"ids": a, "ids": b}`` keeps only
+    ``b``; ``{1: a, 1.0: b}`` or computed keys may collide)."""
+    if not all(type(e) is cst.DictElement for e in node.elements):
+        return False
+    if len(node.elements) <= 1:
+        return True
+    keys = [e.key.evaluated_value if type(e.key) is cst.SimpleString else None for e in node.elements]  # type: ignore[union-attr]
+    return all(isinstance(k, str) for k in keys) and len(set(keys)) == len(keys)
+
+
 def literal_key(node: cst.BaseExpression) -> str | None:
     """The text of a plain string literal made of word characters (``"mask"``), else None."""
     if type(node) is not cst.SimpleString or node.prefix:
@@ -1485,9 +1591,12 @@ def _sequence_annotation(annotation: cst.Annotation | None) -> bool:
 
 #: List and dict methods after which it may hold other elements than the ones recorded (removed
 #: or replaced ones).
-_LIST_REPLACING_METHODS = frozenset({"pop", "remove", "clear", "__setitem__", "__delitem__", "popitem"})
+#: (A dict's ``update`` and ``|=`` replace the values of the keys they name: not only added items.)
+_LIST_REPLACING_METHODS = frozenset(
+    {"pop", "remove", "clear", "__setitem__", "__delitem__", "popitem", "update", "__ior__"}
+)
 #: List and dict methods that add elements we do not follow.
-_LIST_GROWING_METHODS = frozenset({"extend", "insert", "update", "setdefault", "__iadd__", "__ior__"})
+_LIST_GROWING_METHODS = frozenset({"extend", "insert", "setdefault", "__iadd__"})
 
 
 def _nonlocal_names(function: cst.FunctionDef) -> set[str]:
@@ -1545,6 +1654,22 @@ def _loads_on_host(library: str, call: cst.Call) -> bool:
     if device is None:
         return True  # the default: the CPU
     return type(device) is cst.SimpleString and device.evaluated_value == "cpu"
+
+
+def _calls_in(test: cst.BaseExpression) -> list[cst.Call]:
+    """The ``x.is_pinned()`` calls made in ``test``."""
+    found: list[cst.Call] = []
+    stack: list[cst.CSTNode] = [test]
+    while stack:
+        node = stack.pop()
+        if (
+            type(node) is cst.Call
+            and type(node.func) is cst.Attribute
+            and node.func.attr.value == torch_api.PIN_TEST_METHOD
+        ):
+            found.append(node)
+        stack.extend(children(node))
+    return found
 
 
 def uncalled_methods(test: cst.BaseExpression, method: str) -> list[cst.Attribute]:

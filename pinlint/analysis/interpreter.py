@@ -18,12 +18,12 @@ import libcst as cst
 from pinlint import torch_api
 from pinlint.analysis import d2h, objects
 from pinlint.analysis.budget import BudgetExceeded
-from pinlint.analysis.builtins import iterates_at_least_once, none_facts
+from pinlint.analysis.builtins import iterates_at_least_once, never_iterates, none_facts
 from pinlint.analysis.cst_walk import children, mentioned
 from pinlint.analysis.device_tests import on_host_when
 from pinlint.analysis.devices import DeviceClass, classify_device
 from pinlint.analysis.env import Changes, join, list_key
-from pinlint.analysis.expressions import Evaluator, literal_key
+from pinlint.analysis.expressions import Evaluator, distinct_keys, literal_key
 from pinlint.analysis.scopes import dotted, flatten_targets, iter_statements
 from pinlint.analysis.values import (
     FIELD_ITEM,
@@ -260,12 +260,14 @@ class Interpreter(Evaluator):
             field_item = self._field_loop(statement)
             range_is_builtin = "range" not in self.env and "range" not in self.file_names.module_level_bindings
             at_least_once = iterates_at_least_once(statement.iter, range_is_builtin)
+            never = never_iterates(statement.iter)
         else:
             self.statement = statement.test
             self.ev(statement.test)
             d2h.read(self, statement.test, "a truth test")
             self.forget_tested(statement.test)  # `while not t.is_pinned():`, as for an `if` test
             at_least_once = False  # `while True:` is `_endless`; other tests may be false at once
+            never = False
             field_item = None
         # Whether the loop may end by its test or items (not only by `break`): not when the body
         # of a loop that surely runs can only leave (every path breaks, returns or raises).
@@ -283,7 +285,8 @@ class Interpreter(Evaluator):
             first_breaks: list[Changes] = []
             try:
                 # A first walk where no path completes the body: no later iteration happens.
-                again = self._first_iteration(statement.body, first_breaks) if at_least_once else True
+                # A loop over an empty display (`for k in ():`) never runs its body.
+                again = self._first_iteration(statement.body, first_breaks) if at_least_once else not never
                 ends_normally = ends_normally and again
                 for _ in range(_MAX_LOOP_ITERATIONS if again else 0):
                     grew, breaks = self._iterate(statement.body)
@@ -647,6 +650,9 @@ class Interpreter(Evaluator):
             return
         key = dotted(target)
         if key is None:
+            if type(target) is cst.Attribute and type(target.value) is cst.Subscript:
+                # `d["a"].data = other`, `bufs[0].x = y`: an item changed, through the container.
+                self.list_changed(target.value.value)
             self._visit_children(target)
             return
         if type(target) is cst.Attribute and target.attr.value in torch_api.STORAGE_ATTRIBUTES:
@@ -677,18 +683,14 @@ class Interpreter(Evaluator):
         elif type(value_node) is cst.ListComp:
             self.set_elements(key, ".[]", self.value_of(value_node.elt))
             self.set_positions(key, [self.tuple_parts(value_node.elt)], fresh=True)
-        elif type(value_node) is cst.Dict:
-            values = [
-                self.value_of(e.value) if type(e) is cst.DictElement else UNKNOWN  # `**other`: not followed
-                for e in value_node.elements
-            ]
+        elif type(value_node) is cst.Dict and distinct_keys(value_node):
+            values = [self.value_of(e.value) for e in value_node.elements]  # type: ignore[union-attr]
             self.set_elements(key, ".{}", frozenset().union(*values) if values else frozenset())
-            if all(type(e) is cst.DictElement for e in value_node.elements):
-                for element in value_node.elements:
-                    name = literal_key(element.key)  # type: ignore[union-attr]
-                    if name is not None:
-                        # `{"mask": t, ...}`: what `d["mask"]` is, exactly.
-                        self.set_elements(key, ".{%s}" % name, self.value_of(element.value))  # type: ignore[union-attr]
+            for element in value_node.elements:
+                name = literal_key(element.key)  # type: ignore[union-attr]
+                if name is not None:
+                    # `{"mask": t, ...}`: what `d["mask"]` is, exactly.
+                    self.set_elements(key, ".{%s}" % name, self.value_of(element.value))  # type: ignore[union-attr]
         elif type(value_node) is cst.DictComp:
             self.set_elements(key, ".{}", self.value_of(value_node.value))
         elif type(value_node) is cst.Call:

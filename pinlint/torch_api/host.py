@@ -383,6 +383,8 @@ DTYPE_FUNCTIONS: frozenset[str] = frozenset({"get_default_dtype", "promote_types
 #: Tensor methods that make the receiver use other memory (``t.set_(other)``), and the
 #: attribute whose assignment does (``t.data = other``): what was known of its memory is void.
 STORAGE_REPLACING_METHODS: frozenset[str] = frozenset({"set_"})
+#: Functions that swap two tensors' memory in place (``torch.utils.swap_tensors(a, b)``).
+MEMORY_SWAPPING_FUNCTIONS: frozenset[str] = frozenset({"utils.swap_tensors"})
 #: In-place methods (PyTorch's trailing ``_``) return the tensor itself, in the same memory:
 #: ``torch.zeros(n).masked_fill_(m, 1)`` is the tensor ``torch.zeros`` made. Not these: ``copy_``
 #: (its own rule), ``set_`` (other memory), ``share_memory_`` (moves the data to new shared
