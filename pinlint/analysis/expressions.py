@@ -7,7 +7,7 @@ Every bail-out (a value becomes ``unknown``) says why in a comment: precision fi
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import libcst as cst
@@ -162,6 +162,10 @@ class Evaluator:
         #: Lists whose elements may no longer be the recorded ones (``iterated``).
         self.lists_changed: set[str] = set()
         self._local_names: tuple[int, set[str]] = (0, set())
+        self._lambdas: list[cst.Lambda] = []
+        #: Lists whose items may have moved (``sort``, ``reverse``, ``insert``): a ``zip``, which
+        #: stops at its shortest list, may reach other items than their order said.
+        self.lists_reordered: set[str] = set()
         #: Dicts this function stores items into by a computed key (``d[k] = t``).
         self._keyed_stores: set[str] = set()
         #: name -> whether this scope only reads the dict it holds (``dict_uses.only_read``).
@@ -327,6 +331,15 @@ class Evaluator:
             and node.func.value in ("list", "tuple")  # type: ignore[attr-defined]
             and node.func.value not in self.env  # type: ignore[attr-defined]
             and node.func.value not in self.file_names.module_level_bindings  # type: ignore[attr-defined]
+            and not node.args  # type: ignore[attr-defined]
+        ):
+            return {".[]": frozenset()}  # `list()`: an empty list
+        if (
+            kind is cst.Call
+            and type(node.func) is cst.Name  # type: ignore[attr-defined]
+            and node.func.value in ("list", "tuple")  # type: ignore[attr-defined]
+            and node.func.value not in self.env  # type: ignore[attr-defined]
+            and node.func.value not in self.file_names.module_level_bindings  # type: ignore[attr-defined]
             and len(node.args) == 1  # type: ignore[attr-defined]
             and not node.args[0].star  # type: ignore[attr-defined]
         ):
@@ -343,6 +356,8 @@ class Evaluator:
         key = dotted(node)
         if key is None or key in self.lists_changed:
             return None
+        if (self.local_functions or self._lambdas) and key.split(".", 1)[0] in self._named_by_local_functions():
+            return None  # a nested function or lambda may change what it holds
         found = {}
         for stale in self.env.keys_under(key):
             suffix = stale[len(key) :]
@@ -407,8 +422,8 @@ class Evaluator:
         class's methods put in ``self.<attr>``; None when not known (or possibly changed)."""
         if key in self.lists_changed:
             return None  # an item replaced or removed, or an alias written: not the recorded ones
-        if self.local_functions and key.split(".", 1)[0] in self._named_by_local_functions():
-            return None  # a nested function may store other items when it runs
+        if (self.local_functions or self._lambdas) and key.split(".", 1)[0] in self._named_by_local_functions():
+            return None  # a nested function or lambda may store other items when it runs
         elements = self.env.get(key + suffix)
         if elements is not None:
             return elements or None
@@ -418,12 +433,12 @@ class Evaluator:
 
     def _named_by_local_functions(self) -> set[str]:
         """Every name the nested functions defined so far mention (kept while none is added)."""
-        count = len(self.local_functions)
+        count = len(self.local_functions) + len(self._lambdas)
         if self._local_names[0] != count:
             from pinlint.analysis.cst_walk import mentioned
 
             names: set[str] = set()
-            for function in self.local_functions.values():
+            for function in [*self.local_functions.values(), *self._lambdas]:
                 names |= mentioned(function)
             self._local_names = (count, names)
         return self._local_names[1]
@@ -578,6 +593,7 @@ class Evaluator:
             return value
         if type(node) is cst.Lambda:
             self.captured(node.body, node, "a lambda")
+            self._lambdas.append(node)  # it may change the containers it names when called
             return UNKNOWN  # its body runs later, with arguments we do not know
         self._visit_children(node)
         return UNKNOWN  # any other expression (await, dict, f-string...): not a host tensor we know
@@ -712,13 +728,16 @@ class Evaluator:
             return []  # zip with a list known to be empty: the body never runs
         if zipped is not None:
             # `for dst, y in zip(dsts, ys):` each name walks its own list, as a loop over it would.
-            # zip stops at the shortest list, so an item may never be walked: only a list whose
-            # items have one birth (a comprehension's, an `.append` loop's) says what is copied.
+            # zip stops at the shortest list, so an item may never be walked: only a list in its
+            # own order whose host tensors have one birth (a comprehension's, an `.append`
+            # loop's), none pinned or on a device, says what is copied.
             return [
                 (name, value)
                 for part, target in zipped
+                if dotted(part) not in self.lists_reordered
                 for name, value in self.iterated(part, target)
-                if len(value) == 1
+                if all(o.kind in (Kind.PAGEABLE, Kind.UNKNOWN) for o in value)
+                and len({o.node for o in value if o.kind is Kind.PAGEABLE}) == 1
             ]
         suffix = ".[]"
         paired = False  # `for k, v in d.items():` gives the values to the second name
@@ -832,6 +851,10 @@ class Evaluator:
             return []  # no host tensor we know in it (nor an object holding one): its items stay unknown
         if key_tested and len(elements) > 1:
             return []  # a test of the key may skip the items of one birth: which ones are copied is not known
+        if _mixed(elements) and not _every_item_walked(loop, tests):
+            # Pageable and pinned (or device) items: a body that tests or leaves (`if v.dtype ==
+            # torch.long: continue`, `break`) may copy only the pinned ones.
+            return []
         if enumerated or paired:
             if (
                 type(target) is cst.Tuple
@@ -929,14 +952,19 @@ class Evaluator:
 
     def _known_empty(self, node: cst.BaseExpression) -> bool:
         """A list this function built and left empty (``names = []``), or an empty display."""
-        if type(node) in (cst.List, cst.Tuple):
+        if type(node) in (cst.List, cst.Tuple, cst.Set, cst.Dict):
             return not node.elements  # type: ignore[attr-defined]
+        if type(node) is cst.SimpleString:
+            return node.evaluated_value in ("", b"")  # type: ignore[attr-defined]
         key = dotted(node)
         return key is not None and key not in self.lists_changed and self.env.get(key + ".[]") == frozenset()
 
     def _contained(self, node: cst.BaseExpression) -> None:
-        """A list or dict of this function put in another container (``holders = [d]``): it may
-        be written through that one (``holders[0]["a"] = t``), unseen."""
+        """A list or dict of this function put in another container (``holders = [d]``), handed
+        to other code, or one of its bound methods taken (``up = d.update``): it may be written
+        through those (``holders[0]["a"] = t``, ``up(a=t)``), unseen."""
+        if type(node) is cst.Attribute:
+            node = node.value  # `d.update` without the call: d's method, to be called later
         key = dotted(node)
         if key is not None and (key + ".[]" in self.env or key + ".{}" in self.env):
             self.list_changed(node)
@@ -1000,7 +1028,9 @@ class Evaluator:
             name is not None
             and key not in self.lists_changed
             and key + ".{%s}" % name in self.env
-            and not (self.local_functions and key.split(".", 1)[0] in self._named_by_local_functions())
+            and not (
+                (self.local_functions or self._lambdas) and key.split(".", 1)[0] in self._named_by_local_functions()
+            )
         ):
             return self.env.get(key + ".{%s}" % name)  # `d["mask"]` of a dict display: that value
         for suffix in (".[]", ".{}"):
@@ -1033,6 +1063,8 @@ class Evaluator:
                 swapped = dotted(arg.value)
                 if swapped is not None and swapped in self.env:
                     self.replace_memory(swapped, UNKNOWN)
+                if type(arg.value) is cst.Subscript:
+                    self.list_changed(arg.value.value)  # `swap_tensors(ys[0], t)`: an item changed
             return UNKNOWN
         if torch_name is not None:
             # Torch functions read their tensor arguments (lists of tensors included); `out=`
@@ -1105,6 +1137,8 @@ class Evaluator:
                 self.host_escape(receiver, func.value, f"`.{method}()`, whose result may share its memory")
             if method.endswith("_") and not method.endswith("__"):
                 self.host_write(receiver, call, f"`.{method}()`")  # PyTorch's in-place convention
+            if method in torch_api.STORAGE_REPLACING_METHODS and type(func.value) is cst.Subscript:
+                self.list_changed(func.value.value)  # `d["a"].set_(other)`: an item now holds other memory
             if method in torch_api.STORAGE_REPLACING_METHODS:
                 replaced = dotted(func.value)
                 if replaced is not None and replaced in self.env:
@@ -1122,6 +1156,10 @@ class Evaluator:
                 self.list_changed(func.value)  # `bufs.clear()`: what it held is gone
             elif method in _LIST_GROWING_METHODS:
                 self.add_elements(func.value, UNKNOWN)  # `bufs.extend(xs)`: other elements too
+            if method in _LIST_REORDERING_METHODS:
+                reordered = dotted(func.value)
+                if reordered is not None:
+                    self.lists_reordered.add(reordered)  # which items a `zip` reaches may change
             if (
                 self.summaries is not None
                 and type(func.value) is cst.Name
@@ -1335,6 +1373,7 @@ class Evaluator:
         ``batch.ids = batch.ids.pin_memory()``, ``setattr(batch, ...)``): what this function knew
         of them, and the fields an object was built with, are unknown from here on. (A tensor
         itself keeps its storage: no call makes it pinned in place.)"""
+        self._contained(node)  # a list or dict handed over may be written by whoever keeps it
         key = dotted(node)
         if key is None:
             return
@@ -1537,6 +1576,29 @@ def _agree(elements: Value) -> bool:
     )
 
 
+def _every_item_walked(loop: cst.For | None, comprehension: cst.CSTNode | None) -> bool:
+    """The body runs in full for every item: a ``for`` whose body is plain statements, none of
+    them ``continue``, ``break``, ``return`` or ``raise``; a comprehension without ``if``."""
+    if loop is not None:
+        body = loop.body.body
+        if not all(type(line) is cst.SimpleStatementLine for line in body):
+            return type(loop.body) is cst.SimpleStatementSuite and not _leaves(loop.body.body)  # type: ignore[arg-type]
+        return not any(_leaves(line.body) for line in body)  # type: ignore[union-attr]
+    if type(comprehension) is cst.CompFor:
+        return not comprehension.ifs and comprehension.inner_for_in is None
+    return False
+
+
+def _leaves(smalls: Sequence[cst.BaseSmallStatement]) -> bool:
+    return any(type(small) in (cst.Continue, cst.Break, cst.Return, cst.Raise) for small in smalls)
+
+
+def _mixed(elements: Value) -> bool:
+    """Items both pageable and pinned or on a device."""
+    found = {o.kind for o in elements}
+    return Kind.PAGEABLE in found and bool(found & {Kind.PINNED, Kind.HOST, Kind.DEVICE})
+
+
 def _objects_holding_host(elements: Value) -> bool:
     """Every element is an object of a project class, and one's construction put a host tensor
     in a field (``[Batch(ids=t)]``): a loop's ``x.to_device(...)`` copies it."""
@@ -1597,6 +1659,8 @@ _LIST_REPLACING_METHODS = frozenset(
 )
 #: List and dict methods that add elements we do not follow.
 _LIST_GROWING_METHODS = frozenset({"extend", "insert", "setdefault", "__iadd__"})
+#: List methods that move items to other positions.
+_LIST_REORDERING_METHODS = frozenset({"insert", "sort", "reverse"})
 
 
 def _nonlocal_names(function: cst.FunctionDef) -> set[str]:

@@ -667,6 +667,8 @@ class Interpreter(Evaluator):
             if key.startswith("self."):
                 self.attribute_values[key] = self.attribute_values.get(key, frozenset()) | value
         self.env.bind(key, value)
+        if type(value_node) is cst.Attribute:
+            self._contained(value_node)  # `up = d.update`: d may change when `up` is called
         if type(value_node) in (cst.List, cst.Tuple):
             elements = [
                 self.value_of(e.value) if type(e) is cst.Element else UNKNOWN  # `*rest`: not followed

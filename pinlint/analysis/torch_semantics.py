@@ -172,8 +172,9 @@ def _combining(ctx: Context, name: str, call: cst.Call, args: list[Value], first
         elements = ctx.list_elements(arg.value)
         if type(arg.value) in (cst.List, cst.Tuple):
             inputs.extend(ctx.value_of(e.value) for e in arg.value.elements)
-        elif type(arg.value) in (cst.ListComp, cst.GeneratorExp):
+        elif type(arg.value) is cst.ListComp:
             # `torch.cat([torch.arange(n) for n in lens])`: each item is what the element gives.
+            # (A bare generator expression is no sequence: `torch.cat(<genexpr>)` raises.)
             inputs.append(ctx.value_of(arg.value.elt))
         elif elements is not None:
             inputs.append(elements)  # `torch.cat(parts)` of a list built here
