@@ -325,24 +325,16 @@ class Evaluator:
                 if name is not None:
                     found[".{%s}" % name] = self.value_of(element.value)
             return found
-        if (
+        sequence_builtin = (
             kind is cst.Call
             and type(node.func) is cst.Name  # type: ignore[attr-defined]
             and node.func.value in ("list", "tuple")  # type: ignore[attr-defined]
             and node.func.value not in self.env  # type: ignore[attr-defined]
             and node.func.value not in self.file_names.module_level_bindings  # type: ignore[attr-defined]
-            and not node.args  # type: ignore[attr-defined]
-        ):
+        )
+        if sequence_builtin and not node.args:  # type: ignore[attr-defined]
             return {".[]": frozenset()}  # `list()`: an empty list
-        if (
-            kind is cst.Call
-            and type(node.func) is cst.Name  # type: ignore[attr-defined]
-            and node.func.value in ("list", "tuple")  # type: ignore[attr-defined]
-            and node.func.value not in self.env  # type: ignore[attr-defined]
-            and node.func.value not in self.file_names.module_level_bindings  # type: ignore[attr-defined]
-            and len(node.args) == 1  # type: ignore[attr-defined]
-            and not node.args[0].star  # type: ignore[attr-defined]
-        ):
+        if sequence_builtin and len(node.args) == 1 and not node.args[0].star:  # type: ignore[attr-defined]
             given = node.args[0].value  # type: ignore[attr-defined]
             if type(given) is cst.GeneratorExp:
                 # `tuple(x.cpu() for x in xs)`: what its element gives, as a list comprehension's.
