@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from pinlint.analysis.cst_walk import children
+from pinlint.analysis.cst_walk import children, mentioned
 
 #: Dict methods that only read it.
 _READING_METHODS = frozenset({"items", "values", "keys", "get", "copy", "__len__", "__contains__"})
@@ -245,8 +245,6 @@ _TESTED = (cst.If, cst.While, cst.IfExp, cst.Assert, cst.CompIf)
 def key_decides(body: cst.CSTNode, key: str) -> bool:
     """A test in ``body`` names ``key`` (``if k == "ids": continue``, ``... if k != "mask"``): which
     items a walk copies then depends on their keys, not only on what the dict holds."""
-    from pinlint.analysis.cst_walk import mentioned
-
     stack: list[cst.CSTNode] = [body]
     while stack:
         node = stack.pop()

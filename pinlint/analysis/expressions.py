@@ -15,7 +15,7 @@ import libcst as cst
 from pinlint import torch_api
 from pinlint.analysis import d2h, objects, torch_semantics
 from pinlint.analysis.budget import _DEADLINE_EVERY, SCOPE_STEP_BUDGET, BudgetExceeded
-from pinlint.analysis.builtins import READ_ONLY_BUILTINS, constant_truth, repeats_a_list
+from pinlint.analysis.builtins import READ_ONLY_BUILTINS, constant_truth, never_iterates, repeats_a_list
 from pinlint.analysis.cst_walk import EXPRESSION_TYPES, children, mentioned
 from pinlint.analysis.device_tests import compared_to_another_device
 from pinlint.analysis.dict_uses import key_decides, only_read, rekeyed_in_walk
@@ -944,10 +944,8 @@ class Evaluator:
 
     def _known_empty(self, node: cst.BaseExpression) -> bool:
         """A list this function built and left empty (``names = []``), or an empty display."""
-        if type(node) in (cst.List, cst.Tuple, cst.Set, cst.Dict):
-            return not node.elements  # type: ignore[attr-defined]
-        if type(node) is cst.SimpleString:
-            return node.evaluated_value in ("", b"")  # type: ignore[attr-defined]
+        if never_iterates(node):
+            return True
         key = dotted(node)
         return key is not None and key not in self.lists_changed and self.env.get(key + ".[]") == frozenset()
 
