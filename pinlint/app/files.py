@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pinlint.app.request import CheckPlan, CheckRequest, RequestError, exclude_patterns, force_exclude
 from pinlint.config import Config
+from pinlint.discovery import Excluder
 
 #: (configuration, its files), the base configuration's group first.
 Groups = list[tuple[Config, list[Path]]]
@@ -53,24 +55,52 @@ def _explicit_files(paths: list[str]) -> list[Path]:
 def _nested_excludes(groups: Groups, base: Config, explicit: set[Path], request: CheckRequest) -> Groups:
     """A nested configuration's `exclude` / `extend-exclude` apply below its directory (the walk
     used the base configuration's). Files named on the command line stay, as in discovery."""
-    from pinlint.discovery import Excluder
-
     out = []
     for config, files in groups:
         if config is base:
             out.append((config, files))
             continue
-        excluder = Excluder(exclude_patterns(request, config), config.root)
-        root = config.root.resolve()
-        kept = []
-        for file in files:
-            if file in explicit and not force_exclude(request, config):
-                kept.append(file)
-                continue
-            parts = [file, *file.parents]
-            if not any(
-                excluder.excluded(part) for part in parts if part.resolve() != root and root in part.resolve().parents
-            ):
-                kept.append(file)
+        excluded = _ExcludedBelow(Excluder(exclude_patterns(request, config), config.root), config.root.resolve())
+        kept = [
+            file
+            for file in files
+            if (file in explicit and not force_exclude(request, config)) or not excluded.file(file)
+        ]
         out.append((config, kept))
     return out
+
+
+class _ExcludedBelow:
+    """Whether a file or one of its directories strictly below ``root`` (once resolved) matches
+    the exclusions. Each directory is resolved and matched once, since a group's files share
+    their directories and resolving costs a system call per path component."""
+
+    def __init__(self, excluder: Excluder, root: Path) -> None:
+        self._excluder = excluder
+        self._prefix = os.path.join(str(root), "")
+        self._directories: dict[Path, bool] = {}
+        self._resolved: dict[Path, str] = {}
+
+    def file(self, path: Path) -> bool:
+        return self._matches(path) or self._directory(path.parent)
+
+    def _directory(self, path: Path) -> bool:
+        out = self._directories.get(path)
+        if out is None:
+            out = self._matches(path) or (path.parent != path and self._directory(path.parent))
+            self._directories[path] = out
+        return out
+
+    def _matches(self, path: Path) -> bool:
+        return self._resolve(path).startswith(self._prefix) and self._excluder.excluded(path)
+
+    def _resolve(self, path: Path) -> str:
+        resolved = self._resolved.get(path)
+        if resolved is None:
+            if path.parent == path or path.name in (".", "..") or path.is_symlink():
+                resolved = str(path.resolve())
+            else:
+                # Not a link: its name in its resolved directory (one lstat, not one per component).
+                resolved = os.path.join(self._resolve(path.parent), path.name)
+            self._resolved[path] = resolved
+        return resolved
