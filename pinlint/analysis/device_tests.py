@@ -97,18 +97,20 @@ def _accelerator_when_true(test: cst.BaseExpression) -> set[str]:
     return {key for key in keys if key}
 
 
-def compared_to_another_device(test: cst.BaseExpression) -> str | None:
-    """``t.device != target``, ``target`` a device value rather than a literal: where it holds,
-    ``t`` is still what it was, and ``target`` is another device (where it does not, ``target``
-    is where ``t`` is: a copy there is none)."""
+def compared_to_another_device(test: cst.BaseExpression) -> tuple[str, bool] | None:
+    """``t.device != target`` (or ``==``), ``target`` a device value rather than a literal: the
+    chain ``t`` and the truth of the test where the devices differ (``!=`` true, ``==`` false).
+    There ``t`` is still what it was, and ``target`` is another device (on the other side,
+    ``target`` is where ``t`` is: a copy there is none)."""
     if type(test) is not cst.Comparison or len(test.comparisons) != 1:
         return None
     comparison = test.comparisons[0]
-    if type(comparison.operator) is not cst.NotEqual:
+    if type(comparison.operator) not in (cst.NotEqual, cst.Equal):
         return None
     left, right = test.left, comparison.comparator
     if type(left) is not cst.Attribute or left.attr.value != "device":
         return None
     if type(right) not in (cst.Name, cst.Attribute):
         return None  # a literal or `torch.device("cpu")`: decided by where `t` is
-    return dotted(left.value)
+    key = dotted(left.value)
+    return (key, type(comparison.operator) is cst.NotEqual) if key else None

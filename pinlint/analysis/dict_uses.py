@@ -22,16 +22,17 @@ _READING_METHODS = frozenset({"items", "values", "keys", "get", "copy", "__len__
 _READING_BUILTINS = frozenset({"len", "list", "sorted", "iter", "enumerate", "isinstance", "print"})
 
 
-def only_read(scope: cst.CSTNode, name: str, handed: cst.Call | None = None) -> bool:
+def only_read(scope: cst.CSTNode, name: str, handed: cst.Call | None = None, *, fields: bool = False) -> bool:
     """Every use of ``name`` in ``scope`` reads the dict (``.items()``, ``.values()``, ``name[k]``,
     ``for k in name``, ``k in name``, ``len(name)``) or binds the name, or passes it to
-    ``handed`` (the call whose callee walks it)."""
+    ``handed`` (the call whose callee walks it). With ``fields``: reads the object's attributes
+    (``name.ids``) instead, and calls none of its methods."""
     # Ancestors as a linked list (node, rest): a tuple of them is made only at a use of the name.
     stack: list[tuple[cst.CSTNode, tuple | None]] = [(scope, None)]
     while stack:
         node, above = stack.pop()
         if type(node) is cst.Name:
-            if node.value == name and not _reads(node, _ancestors(above), handed):
+            if node.value == name and not _reads(node, _ancestors(above), handed, fields):
                 return False
             continue
         link = (node, above)
@@ -48,7 +49,7 @@ def _ancestors(link: tuple | None) -> tuple[cst.CSTNode, ...]:
     return tuple(reversed(found))
 
 
-def _reads(node: cst.Name, parents: tuple[cst.CSTNode, ...], handed: cst.Call | None) -> bool:
+def _reads(node: cst.Name, parents: tuple[cst.CSTNode, ...], handed: cst.Call | None, fields: bool = False) -> bool:
     if _binds(node, parents):
         return True  # a target that binds the name (the value then is what was bound, flow by flow)
     parent = parents[-1] if parents else None
@@ -58,7 +59,14 @@ def _reads(node: cst.Name, parents: tuple[cst.CSTNode, ...], handed: cst.Call | 
         # `sd.items()`: a reading method called on it; `x.sd` is another name altogether.
         if parent.value is not node:  # type: ignore[union-attr]
             return True
-        return type(above) is cst.Call and above.func is parent and parent.attr.value in _READING_METHODS  # type: ignore[union-attr]
+        called = type(above) is cst.Call and above.func is parent  # type: ignore[union-attr]
+        if fields:
+            # `b.ids` read (`b.ids.to(...)` calls the field's method, not b's); not `b.ids = t`,
+            # `b.ids[0] = v`, nor `b.reset()`, which may replace a field.
+            return not called and not _in_target(parents)
+        return called and parent.attr.value in _READING_METHODS  # type: ignore[union-attr]
+    if fields and kind is cst.Subscript:
+        return False  # `b[k]`: an object used as a container (its `__getitem__` may do anything)
     if kind is cst.Subscript:
         # `sd[k]` read, not written (`sd[k] = v`, `sd[a], sd[b] = ...`, `del sd[k]`, `sd[k] += 1`).
         return parent.value is node and not _in_target(parents)  # type: ignore[union-attr]

@@ -170,9 +170,13 @@ class Evaluator:
         self._keyed_stores: set[str] = set()
         #: name -> whether this scope only reads the dict it holds (``dict_uses.only_read``).
         self._only_read: dict[str, bool] = {}
+        self._only_read_fields: dict[str, bool] = {}
         #: id(argument) -> what the list (dict) it names held when handed to a call (the call
         #: may change it after: it is forgotten then, but its callee copies what it was given).
         self._handed_containers: dict[int, dict[str, Value]] = {}
+        #: id of an argument node -> what this function had stored in its attributes when it
+        #: was handed to a call (``batch.ids = t; upload(batch)``): forgotten past the call.
+        self._handed_fields: dict[int, dict[str, Value]] = {}
         #: ``self.<attr>.[]`` / ``self.<attr>.{}`` -> every element this function put in the list
         #: (dict) it stored there: what other methods read from it (``attribute_elements``).
         self.attribute_elements: dict[str, Value] = {}
@@ -516,6 +520,9 @@ class Evaluator:
                 if key is not None and key.startswith("self.") and key.count(".") == 1:
                     # Unknown here, but a caller's object may know it (a dataclass field).
                     return self_attribute(node.attr.value)
+            field = self.parameter_field(key) if key is not None else None
+            if field is not None:
+                return field
             return UNKNOWN  # an attribute set outside this function: unknown provenance
         if type(node) is cst.Call:
             value = self._call(node)
@@ -897,6 +904,22 @@ class Evaluator:
         if not only_read(self.scope, key, handed=call):
             return None  # it may hold other items by then (`ws.append(t)`, `ws[0] = ...`)
         return frozenset({Origin(Kind.UNKNOWN, what=f"an item of parameter `{key}`", parameter=key + "[]")})
+
+    def parameter_field(self, key: str) -> Value | None:
+        """``batch.ids`` of a parameter ``batch`` that this function only reads fields of (no
+        method of it called, no field written, not handed to other code): unknown here, named
+        so that a caller whose argument's field is known can say (``forward_arguments``)."""
+        holder, _, attr = key.partition(".")
+        if not attr or "." in attr or holder in ("self", "cls") or key in self.env:
+            return None
+        base = self.env.get(holder) or frozenset()
+        if len(base) != 1 or next(iter(base)).parameter != holder or not self._own_parameter(holder):
+            return None  # not the parameter (rebound, or an item of one)
+        if holder not in self._only_read_fields:
+            self._only_read_fields[holder] = only_read(self.scope, holder, fields=True)
+        if not self._only_read_fields[holder]:
+            return None  # a method call, a write or a hand-over may have replaced the field
+        return frozenset({Origin(Kind.UNKNOWN, what=f"`{key}` of a parameter", parameter=key)})
 
     def _own_parameter(self, key: str) -> bool:
         """``key`` is a parameter of this function that still holds what the caller passed."""
@@ -1352,11 +1375,30 @@ class Evaluator:
                 held = self.container_of(node)
                 if held:
                     self._handed_containers[id(node)] = held
+                fields = self.stored_fields(node)
+                if fields:
+                    self._handed_fields[id(node)] = fields
             self._handed_over(node, value)
 
     def held_by_argument(self, node: cst.BaseExpression) -> dict[str, Value] | None:
         """What the list or dict passed as ``node`` held when the call was made."""
         return self._handed_containers.get(id(node)) or self.container_of(node)
+
+    def stored_fields(self, node: cst.BaseExpression) -> dict[str, Value]:
+        """What this function stored in the attributes of ``node`` (``batch.ids = t``) and still
+        knows; for an argument, what they held when the call was made."""
+        if id(node) in self._handed_fields:
+            return self._handed_fields[id(node)]
+        key = dotted(node)
+        if key is None:
+            return {}
+        prefix = key + "."
+        fields = {}
+        for stored in self.env.keys_under(key):
+            attr = stored[len(prefix) :]
+            if stored.startswith(prefix) and attr.isidentifier():
+                fields[attr] = self.env.get(stored) or UNKNOWN
+        return fields
 
     def _handed_over(self, node: cst.BaseExpression, value: Value) -> None:
         """``node`` went to code that may rebind its attributes (``pin(batch)`` setting
@@ -1388,11 +1430,13 @@ class Evaluator:
             # (a device or Python value on some path: not on the path past the check)
         self.env.set(key, frozenset(value) or HOST)
 
-    def forget_tested(self, test: cst.BaseExpression) -> dict[str, Value]:
+    def forget_tested(self, test: cst.BaseExpression) -> tuple[dict[str, Value], bool]:
         """A test of where a tensor lives or whether it is pinned (``if t.is_pinned():``): which
         way it goes is decided at run time, so what was known of the tensor is forgotten.
-        Returned: what an ``if`` body may know again (``if t.device != target:`` of a tensor
-        pageable on some path: inside, t is what it was and target another device)."""
+        Returned: what the side of an ``if`` where the test is the second item may know again
+        (``if t.device != target:`` of a tensor pageable on some path, or of a parameter: inside,
+        t is what it was and target another device; past ``if t.device == target: return t``
+        too)."""
         if self.events.wants_uncalled:
             called = {dotted(c.func.value) for c in _calls_in(test) if type(c.func) is cst.Attribute}
             for attribute in uncalled_methods(test, torch_api.PIN_TEST_METHOD):
@@ -1400,16 +1444,19 @@ class Evaluator:
                     continue  # `t.is_pinned and t.is_pinned()`: a guard, and the call asks
                 if is_tensor(self.value_of(attribute.value)):
                     self.events.add(UncalledIsPinned(attribute, self.statement), ("uncalled", id(attribute)))
-        compared = compared_to_another_device(test)
+        compared, differ_when = compared_to_another_device(test) or (None, True)
         kept: dict[str, Value] = {}
         for key in device_tested(test):
-            if key in self.env:
-                before = self.env.get(key) or UNKNOWN
-                known = {o.kind for o in before}
-                if key == compared and Kind.PAGEABLE in known and Kind.DEVICE not in known:
-                    kept[key] = before
-                self.env.set(key, UNKNOWN)
-        return kept
+            before = self.env.get(key) if key in self.env else self.parameter_field(key)
+            if before is None:
+                continue  # nothing known of it to forget
+            before = before or UNKNOWN
+            known = {o.kind for o in before}
+            copied_from = Kind.PAGEABLE in known or any(o.parameter for o in before)
+            if key == compared and copied_from and Kind.DEVICE not in known:
+                kept[key] = before
+            self.env.set(key, UNKNOWN)
+        return kept, differ_when
 
     def guard_by_none_facts(self, facts: set[tuple[str, bool]], before: dict[str, Value | None], mark: int) -> None:
         """The origins a side of an ``if`` made (present now, not in ``before``) exist only where

@@ -171,13 +171,13 @@ class Interpreter(Evaluator):
             d2h.read(self, current.test, "a truth test")
             # `if x.is_cpu: ... else: x.to(dev, non_blocking=True)`: the branches depend on where
             # x lives at run time, which we cannot decide.
-            kept = self.forget_tested(current.test)
+            kept, kept_when = self.forget_tested(current.test)
             tested = env.changes_since(mark)  # the tests (and what they forgot) hold on every later path
             truth = self.test_truth(current.test)
             if truth is not None:
                 self.rule_out(current.orelse if truth else current.body)
             if truth is not False:  # `if False:` / `if 0:`: the body never runs
-                for key, value in kept.items():
+                for key, value in kept.items() if kept_when else ():
                     env.set(key, value)  # the body only
                 facts = none_facts(current.test, True) if simple else set()
                 snapshot = dict(env.items()) if facts and not self.loop_stack else {}
@@ -200,6 +200,8 @@ class Interpreter(Evaluator):
                 current = orelse
                 continue
             self._flag_side(flag, body=False)
+            for key, value in kept.items() if simple and not kept_when else ():
+                env.set(key, value)  # `if t.device == target: return t`: the other side only
             if orelse is not None:
                 facts = none_facts(current.test, False) if simple else set()
                 snapshot = dict(env.items()) if facts and not self.loop_stack else {}

@@ -32,7 +32,7 @@ from pinlint.analysis.file_text import FileText
 from pinlint.analysis.names import FileNames
 from pinlint.analysis.parse import parse
 from pinlint.analysis.positions import Positions
-from pinlint.analysis.scopes import iter_statements
+from pinlint.analysis.scopes import dotted, iter_statements
 from pinlint.analysis.triage import Segment, segment_for, segment_text
 from pinlint.analysis.values import HOST_DEVICE, HOST_KINDS, PYDATA, UNKNOWN, Kind, Value, is_true, only, replayed
 
@@ -528,7 +528,7 @@ class FileSummaries:
         callee = self._returning_callee(evaluator, call)
         if callee is None or not callee[1].returns:
             return None
-        passed = _arguments(evaluator, callee[0], call)
+        passed = _arguments(evaluator, callee[0], call, self)
         # What it returns of its parameters (`return t.contiguous()`, `return a[1:] - a[:-1]`),
         # replayed on what this call passes; None where an argument is not visible here.
         value = replayed(frozenset().union(*callee[1].returns), passed)
@@ -551,7 +551,7 @@ class FileSummaries:
         interpreter = self._interpreter_of(*found, evaluator)
         if interpreter is None or interpreter.yields_unknown or not interpreter.yields:
             return None
-        value = replayed(frozenset().union(*interpreter.yields), _arguments(evaluator, found[1], call))
+        value = replayed(frozenset().union(*interpreter.yields), _arguments(evaluator, found[1], call, self))
         if value is None or {o.kind for o in value} >= {Kind.PINNED, Kind.PAGEABLE}:
             return None  # see `call`
         return value
@@ -565,7 +565,7 @@ class FileSummaries:
         shapes = callee[1].tuple_returns
         if any(shape is None or len(shape) != count for shape in shapes):
             return None  # a return that is not a tuple display of that length: unknown parts
-        passed = _arguments(evaluator, callee[0], call)
+        passed = _arguments(evaluator, callee[0], call, self)
         elements: list[Value] = []
         for i in range(count):
             value = replayed(frozenset().union(*(shape[i] for shape in shapes)), passed)  # type: ignore[index]
@@ -584,7 +584,7 @@ class FileSummaries:
         shapes = callee[1].container_returns
         if any(shape is None for shape in shapes):
             return None  # a return that is not a container we know
-        passed = _arguments(evaluator, callee[0], call)
+        passed = _arguments(evaluator, callee[0], call, self)
         common = set.intersection(*(set(shape) for shape in shapes))  # type: ignore[arg-type]
         out: dict[str, Value] = {}
         for suffix in sorted(common):
@@ -709,6 +709,10 @@ class FileSummaries:
             if type(a.value) in _CONTAINER_NODES:
                 # A list or dict handed over: what it holds, for a callee that walks it.
                 arguments.extend((evaluator.held_by_argument(a.value) or {}).values())
+        for a in call.args:
+            # An object whose fields hold what a callee may copy (`upload(batch)`).
+            arguments.extend(evaluator.stored_fields(a.value).values())
+            arguments.extend(value for o in evaluator.value_of(a.value) for _, value in o.fields)
         passes_true = any(is_true(value) for value in arguments)
         passes_parameter = SinkHit in self.listened and any(o.parameter for value in arguments for o in value)
         if not passes_true and not any(o.kind is Kind.PAGEABLE for value in arguments for o in value):
@@ -745,14 +749,21 @@ class FileSummaries:
                 )
         for copy in interpreter.events.parameter_copies:
             name, items = _item_parameter(copy.parameter)
+            name, _, field = name.partition(".")
             argument = argument_for(function, call, name)
             if argument is None:
                 continue  # not passed here (its default is used)
-            if passes_parameter and len(copy.chain) < MAX_CHAIN:
+            if passes_parameter and len(copy.chain) < MAX_CHAIN and not field:
+                # (A field of a parameter handed on is not followed further up.)
                 _forward(evaluator, function, call, argument, copy, items)
             if not _copies_here(evaluator, function, call, copy):
                 continue  # this call makes it blocking, a dtype cast, or a copy to the host
-            if items:
+            if field:
+                # The callee copies a field of the object: what this call's object holds there.
+                value = self.field_of_argument(evaluator, argument, field)
+                if value is None:
+                    continue  # not an object whose field is known here
+            elif items:
                 # The callee walks the list (dict) and copies its items: those the caller put in.
                 held = evaluator.held_by_argument(argument) or {}
                 value = held.get("." + items)
@@ -773,6 +784,15 @@ class FileSummaries:
                 value = evaluator.value_of(argument)
             _copied_through(evaluator, call, argument, value, copy)
 
+    def field_of_argument(self, evaluator: Evaluator, argument: cst.BaseExpression, field: str) -> Value | None:
+        """What the object passed as ``argument`` holds in ``field``: what this function stored
+        there (``batch.ids = t``), else the field its construction filled (or its class's
+        methods assign); None when not known."""
+        stored = evaluator.stored_fields(argument)
+        if field in stored:
+            return stored[field]
+        return objects.attribute(self, evaluator.value_of(argument), field)
+
     def _computed_copies(
         self, evaluator: Evaluator, function: cst.FunctionDef, call: cst.Call, interpreter: Interpreter
     ) -> None:
@@ -781,7 +801,7 @@ class FileSummaries:
         memory, born in the callee."""
         if not interpreter.events.computed_copies:
             return
-        passed = _arguments(evaluator, function, call)
+        passed = _arguments(evaluator, function, call, self)
         for copy in interpreter.events.computed_copies:
             if not _copies_here(evaluator, function, call, copy):
                 continue  # this call makes it blocking, a dtype cast, or a copy to the host
@@ -1027,11 +1047,20 @@ def _has_true_default(function: cst.FunctionDef, name: str) -> bool:
 _LITERAL_DEFAULTS = (cst.Integer, cst.Float, cst.SimpleString)
 
 
-def _arguments(evaluator: Evaluator, function: cst.FunctionDef, call: cst.Call) -> Callable[[str], Value | None]:
+def _arguments(
+    evaluator: Evaluator, function: cst.FunctionDef, call: cst.Call, summaries: FileSummaries | None = None
+) -> Callable[[str], Value | None]:
     """The caller's value for each parameter of ``function`` that ``call`` sets: the argument
-    passed, or a literal default (``scale=2``); None when neither is visible."""
+    passed, or a literal default (``scale=2``); None when neither is visible. (With the caller's
+    ``summaries``, the fields of an object passed too.)"""
 
     def passed(name: str) -> Value | None:
+        if "." in name:
+            holder, _, field = name.partition(".")
+            argument = argument_for(function, call, holder)
+            if argument is None or summaries is None:
+                return None
+            return summaries.field_of_argument(evaluator, argument, field)
         name, items = _item_parameter(name)
         if items:
             # An item of a list (dict) parameter: the items of the caller's, when known.

@@ -73,7 +73,8 @@ class Origin:
     #: an operand of unknown device it stays on the host (a CUDA operand would raise).
     vector: bool = False
     #: For an unknown value that is a parameter of the function analysed: its name (summaries
-    #: of which parameters reach a copy read it).
+    #: of which parameters reach a copy read it); ``"bufs[]"``/``"d{}"`` for its items,
+    #: ``"batch.ids"`` for a field of it.
     parameter: str = ""
     #: For an unknown value read from ``self.<attr>`` that nothing in this function or its class
     #: sets (a dataclass field, filled by whoever constructs the object): the attribute's name.
@@ -108,8 +109,9 @@ class Origin:
 
     @property
     def whole_parameter(self) -> bool:
-        """A parameter itself, not an item of one (``"bufs[]"``: what ``for t in bufs`` gives)."""
-        return bool(self.parameter) and not self.parameter.endswith(("[]", "{}"))
+        """A parameter itself, not an item of one (``"bufs[]"``: what ``for t in bufs`` gives)
+        nor a field of one (``"batch.ids"``)."""
+        return bool(self.parameter) and not self.parameter.endswith(("[]", "{}")) and "." not in self.parameter
 
     @property
     def parametric(self) -> bool:
