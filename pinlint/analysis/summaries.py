@@ -821,8 +821,6 @@ class FileSummaries:
 def transparent(function: cst.FunctionDef) -> bool:
     """Every decorator of ``function`` leaves what it returns as the body returns it (a cache,
     ``staticmethod``, ``torch.no_grad()``): its summary is what calling it gives."""
-    from pinlint.analysis.scopes import dotted
-
     for decorator in function.decorators:
         expression = decorator.decorator
         name = dotted(expression.func if isinstance(expression, cst.Call) else expression)
