@@ -588,3 +588,61 @@ def test_a_package_importing_its_own_submodule_still_re_exports_it(tmp_path: Pat
         },
     )
     assert _where(_check(tmp_path, "."), tmp_path) == [("pkg/helpers.py", 5)]
+
+
+# Callers in files that name no copy: the run's second pass (fixture pin001_callers_without_copies).
+CALLERS = FIXTURES / "pin001_callers_without_copies"
+
+
+@pytest.fixture()
+def callers(tmp_path: Path) -> Path:
+    work, _texts, _expected = _prepare(CALLERS, tmp_path)
+    return work
+
+
+@pytest.mark.parametrize("cache", [False, True])
+def test_callers_without_copies_one_file_runs_equal_the_whole_run(callers: Path, cache: bool) -> None:
+    whole = _summary(_check(callers, ".", cache=cache), callers)
+    assert {f[0] for f in whole} == {"pkg/serve.py"} and len(whole) == 6
+    for _round in range(2 if cache else 1):  # cold, then warm
+        for relative in ("pkg/serve.py", "pkg/transfer.py", "pkg/utils.py"):
+            alone = _summary(_check(callers, relative, cache=cache), callers)
+            assert alone == [f for f in whole if f[0] == relative], relative
+    stdin = CliRunner().invoke(
+        main,
+        ["check", "--stdin-filename", str(callers / "pkg" / "serve.py"), "-", "--no-cache"]
+        + ["--select", "ALL", "--output-format", "json", "--exit-zero"],
+        input=(callers / "pkg" / "serve.py").read_text(),
+    )
+    assert len(json.loads(stdin.output)) == 6, stdin.output
+
+
+def test_the_second_pass_follows_the_copiers_through_the_cache(callers: Path) -> None:
+    """The callers' file never changes; its findings follow the copier's file both ways."""
+    transfer = callers / "pkg" / "transfer.py"
+    original = transfer.read_text()
+    blocking = original.replace("non_blocking=True", "non_blocking=False")
+
+    def count() -> int:
+        return len(_check(callers, ".", cache=True))
+
+    assert count() == 6
+    assert count() == 6  # warm
+    transfer.write_text(original + "\n# touched\n")
+    assert count() == 6
+    transfer.write_text(blocking)
+    assert count() == 0
+    assert count() == 0
+    transfer.write_text(original)
+    assert count() == 6
+    assert count() == 6
+
+
+def test_a_new_caller_in_an_unchanged_project_is_read(callers: Path) -> None:
+    assert len(_check(callers, ".", cache=True)) == 6
+    (callers / "pkg" / "late.py").write_text(
+        "import torch\nfrom pkg.transfer import upload\n\n\ndef go(d):\n    return upload(torch.zeros(2), d)\n"
+    )
+    assert [(f[0], f[1]) for f in _summary(_check(callers, ".", cache=True), callers) if f[0] == "pkg/late.py"] == [
+        ("pkg/late.py", 6)
+    ]

@@ -572,8 +572,10 @@ class Evaluator:
             self.truth_test = previous
             d2h.read(self, node.test, "a truth test")
             # `t if t.is_pinned() else t.pin_memory()`: as for an `if` statement.
-            self.forget_tested(node.test)
-            truth = self.test_truth(node.test)
+            truth = self.host_test_truth(node.test)
+            if truth is None:
+                self.forget_tested(node.test)
+                truth = self.test_truth(node.test)
             if truth is not None:
                 self.rule_out(node.orelse if truth else node.body)
                 return self.ev(node.body if truth else node.orelse)  # `x if 1 else y`: one side runs
@@ -596,6 +598,48 @@ class Evaluator:
             return UNKNOWN  # its body runs later, with arguments we do not know
         self._visit_children(node)
         return UNKNOWN  # any other expression (await, dict, f-string...): not a host tensor we know
+
+    def host_test_truth(self, test: cst.BaseExpression) -> bool | None:
+        """The truth of a test of where a tensor lives, or whether it is pinned, when the tensor
+        is one this function knows to be pageable host memory on every path (``if x.is_cuda:``
+        of ``x = torch.ones(4)``): the test decides nothing, and what is known of ``x`` stays.
+        (``t.is_cpu``, ``t.is_cuda``, ``t.is_meta``, ``t.is_pinned()``, ``t.device.type == "..."``,
+        each perhaps under ``not``.) None when it is not such a test."""
+        negated = False
+        while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+            test = test.expression
+            negated = not negated
+        tensor: cst.BaseExpression | None = None
+        truth = False
+        if type(test) is cst.Attribute and test.attr.value in ("is_cpu", "is_cuda", "is_meta"):
+            tensor, truth = test.value, test.attr.value == "is_cpu"
+        elif (
+            type(test) is cst.Call
+            and not test.args
+            and type(test.func) is cst.Attribute
+            and test.func.attr.value == torch_api.PIN_TEST_METHOD
+        ):
+            tensor = test.func.value  # pageable memory is not pinned
+        elif type(test) is cst.Comparison and len(test.comparisons) == 1:
+            comparison = test.comparisons[0]
+            left, right = test.left, comparison.comparator
+            if (
+                type(comparison.operator) in (cst.Equal, cst.NotEqual)
+                and type(right) is cst.SimpleString
+                and type(left) is cst.Attribute
+                and left.attr.value == "type"
+                and type(left.value) is cst.Attribute
+                and left.value.attr.value == "device"
+            ):
+                tensor = left.value.value
+                truth = (right.evaluated_value == "cpu") == (type(comparison.operator) is cst.Equal)
+        key = dotted(tensor) if tensor is not None else None
+        if key is None or key not in self.env:
+            return None
+        value = self.env.get(key)
+        if not value or any(o.kind is not Kind.PAGEABLE or o.parametric for o in value):
+            return None  # perhaps elsewhere, or pinned, on some path (or a caller's: replayed)
+        return truth != negated
 
     def test_truth(self, test: cst.BaseExpression) -> bool | None:
         """The truth of a constant test: a literal (``constant_truth``), or a module constant

@@ -772,10 +772,14 @@ class FileSummaries:
                     # host tensors, whatever the dict's keys.
                     passed_value = evaluator.value_of(argument)
                     if (
-                        type(argument) is cst.Name
-                        and passed_value
+                        passed_value
                         and all(o.kind is Kind.PAGEABLE and o.loaded for o in passed_value)
-                        and only_read(evaluator.scope, argument.value, handed=call)
+                        # A name this function only reads, or a call's result handed on at once
+                        # (`copy_all(load_shard(f))`: nobody else holds that dict).
+                        and (
+                            type(argument) is cst.Call
+                            or (type(argument) is cst.Name and only_read(evaluator.scope, argument.value, handed=call))
+                        )
                     ):
                         value = passed_value
                 if value is None:
