@@ -161,6 +161,10 @@ class Evaluator:
         self.local_functions: dict[str, cst.FunctionDef] = {}
         #: Lists whose elements may no longer be the recorded ones (``iterated``).
         self.lists_changed: set[str] = set()
+        #: Names (chains) that another name, attribute or container display also holds
+        #: (``other = tap``, ``[tap]``): an attribute stored through one is not seen through
+        #: the other, so what is stored in their attributes is not known from then on.
+        self.aliased: set[str] = set()
         self._local_names: tuple[int, set[str]] = (0, set())
         self._lambdas: list[cst.Lambda] = []
         #: Lists whose items may have moved (``sort``, ``reverse``, ``insert``): a ``zip``, which
@@ -538,6 +542,9 @@ class Evaluator:
                 if not transparent:
                     self.host_escape(value, element.value, "put in a container")
                     self._contained(element.value)
+                    held = dotted(element.value)
+                    if held is not None and type(element.value) in (cst.Name, cst.Attribute):
+                        self.alias(held)  # `[tap]`: `objs[0].valid = t` writes tap's
             return PYDATA
         if type(node) in (cst.ListComp, cst.SetComp):
             self._visit_children(node)
@@ -1610,6 +1617,22 @@ class Evaluator:
         for other in [k for k, v in self.env.items() if v == old and k != key]:
             self.env.set(other, value)
         self.env.set(key, value)
+
+    def alias(self, key: str) -> None:
+        """``key`` is held under another name too: its attributes are unknown from here on (see
+        ``aliased``). (Items of a list or dict it holds are another matter: ``lists_changed``.)"""
+        if key == "self":
+            return  # `o = self`: `_aliases_self`
+        self.aliased.add(key)
+        prefix = key + "."
+        for stored in self.env.keys_under(key):
+            if stored.startswith(prefix) and stored[len(prefix) :].replace(".", "_").isidentifier():
+                self.env.set(stored, UNKNOWN)
+
+    def aliased_root(self, key: str) -> bool:
+        """``key`` (``tap.valid``) is an attribute of something held under another name too."""
+        parts = key.split(".")
+        return any(".".join(parts[:i]) in self.aliased for i in range(1, len(parts)))
 
     def _aliases_self(self, key: str) -> bool:
         """``key`` holds this method's ``self`` (``o = self``)."""

@@ -99,7 +99,8 @@ class FileText:
         family? Every mention of ``.<attr>`` (but ``self.<attr>`` inside other classes: another
         object) must be one of: its assignments (``assignments``, 0-based lines),
         ``self.<attr>.append(...)`` in a method that assigns it (``fillers``: their def lines),
-        ``self.<attr>[i]`` read (not stored into, not deleted), or the list itself read where
+        ``self.<attr>[i]`` read (not stored into, not deleted), a dict's ``.values()``,
+        ``.items()``, ``.keys()`` or ``.get(...)``, or the list itself read where
         nothing can change it: ``for x in self.<attr>``, ``len(...)``, ``enumerate(...)``,
         ``torch.cat(...)``/``torch.stack(...)``. Any other use (passed to code, aliased,
         ``.pop()``, another object's ``.<attr>``, the name in a string: ``getattr``) may change
@@ -136,6 +137,8 @@ class FileText:
                 if self.enclosing_def(line) not in fillers:
                     return False  # filled by another method (or from outside): not followed
                 continue
+            if _READING_METHOD.match(tail):
+                continue  # `self.states.values()`, `.items()`, `.get(k)`: a dict read
             if tail.startswith("["):
                 if not _open_brackets(head) and not _read_only_subscript(tail):
                     # (Inside an open bracket, `f(self.bufs[0], k=1)`, it is no assignment target.)
@@ -572,6 +575,7 @@ class FileText:
 #: Before ``self.<attr>``: a read of the whole list that cannot change it.
 _READING_CONTEXT = re.compile(r"(?:\bin[ \t]+|\b(?:len|enumerate|torch\.cat|torch\.stack)\([ \t]*)$")
 #: After it: the end of that read (``:`` of a ``for``, ``)`` of the call, more of a comprehension).
+_READING_METHOD = re.compile(r"\.(?:values|items|keys|get)\(")
 _CLOSING_CONTEXT = re.compile(r"(?::|\)|\]|[ \t]+if\b|[ \t]*$)")
 #: An assignment at the start of what follows a subscript: ``=``, ``+=``, ``**=``... (not ``==``).
 _STORE_AFTER = re.compile(r"(?:\*\*|//|<<|>>|[-+*/%&|^@])?=(?!=)")

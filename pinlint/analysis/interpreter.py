@@ -664,6 +664,8 @@ class Interpreter(Evaluator):
             if owner is not None and owner in self.env:
                 # `t.data = other`: t (and every name for it) now holds other's memory.
                 self.replace_memory(owner, value if is_tensor(value) else UNKNOWN)
+        if "." in key and self.aliased_root(key):
+            value = UNKNOWN  # stored through a name that another also holds: not followed
         self.bindings.setdefault(key, []).append(self.statement)
         self.ever_bound[key] = self.ever_bound.get(key, frozenset()) | value
         if "." in key:
@@ -671,6 +673,12 @@ class Interpreter(Evaluator):
             if key.startswith("self."):
                 self.attribute_values[key] = self.attribute_values.get(key, frozenset()) | value
         self.env.bind(key, value)
+        source = dotted(value_node) if type(value_node) in (cst.Name, cst.Attribute) else None
+        if source is not None and source != key and not is_tensor(value):
+            # `other = tap`, `holder.obj = tap`: one object, two names (a tensor's storage is
+            # followed by its value; its attributes are no state of ours).
+            self.alias(source)
+            self.alias(key)
         if type(value_node) is cst.Attribute:
             self._contained(value_node)  # `up = d.update`: d may change when `up` is called
         if type(value_node) in (cst.List, cst.Tuple):

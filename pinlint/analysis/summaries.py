@@ -674,8 +674,12 @@ class FileSummaries:
         if self.depth >= MAX_DEPTH or type(call.func) is not cst.Attribute:
             return
         receiver = evaluator.value_of(call.func.value)
+        # What this function stored in the object's attributes before the call (`tap.valid = t`).
+        stored = evaluator.stored_fields(call.func.value) if objects.is_object(receiver) else {}
         if not objects.is_object(receiver) or not any(
-            o.kind is Kind.PAGEABLE for origin in receiver for _, value in origin.fields for o in value
+            o.kind is Kind.PAGEABLE
+            for value in [*(v for origin in receiver for _, v in origin.fields), *stored.values()]
+            for o in value
         ):
             return  # no field is known to hold a pageable tensor: nothing to report
         callee = self._copying_callee(evaluator, call)
@@ -683,9 +687,12 @@ class FileSummaries:
             return
         function, interpreter = callee
         for copy in interpreter.events.attribute_copies:
-            if any(objects.field_replaced(self, origin.class_file, copy.attribute) for origin in receiver):
+            if copy.attribute in stored:
+                held = [stored[copy.attribute]]  # stored here, just before the call
+            elif any(objects.field_replaced(self, origin.class_file, copy.attribute) for origin in receiver):
                 continue  # `obj.plan = pinned` (or a setattr) somewhere: not what was constructed
-            held = [dict(origin.fields).get(copy.attribute) for origin in receiver]
+            else:
+                held = [dict(origin.fields).get(copy.attribute) for origin in receiver]
             if any(value is None for value in held) or not _copies_here(evaluator, function, call, copy):
                 continue  # a path's object does not say what it holds there; or no copy here
             _copied_through(evaluator, call, call.func.value, frozenset().union(*held), copy)  # type: ignore[arg-type]
