@@ -606,6 +606,18 @@ class Evaluator:
         self._visit_children(node)
         return UNKNOWN  # any other expression (await, dict, f-string...): not a host tensor we know
 
+    def uncalled_is_pinned(self, test: cst.BaseExpression) -> None:
+        """PIN006: ``t.is_pinned`` without the call, read as a truth value (``test``): a bound
+        method, always true."""
+        if not self.events.wants_uncalled:
+            return
+        called = {dotted(c.func.value) for c in _calls_in(test) if type(c.func) is cst.Attribute}
+        for attribute in uncalled_methods(test, torch_api.PIN_TEST_METHOD):
+            if dotted(attribute.value) in called:
+                continue  # `t.is_pinned and t.is_pinned()`: a guard, and the call asks
+            if is_tensor(self.value_of(attribute.value)):
+                self.events.add(UncalledIsPinned(attribute, self.statement), ("uncalled", id(attribute)))
+
     def host_test_truth(self, test: cst.BaseExpression) -> bool | None:
         """The truth of a test of where a tensor lives, or whether it is pinned, when the tensor
         is one this function knows to be pageable host memory on every path (``if x.is_cuda:``
@@ -1291,6 +1303,8 @@ class Evaluator:
         if builtin and func.value in READ_ONLY_BUILTINS:
             for arg in call.args:
                 self.ev(arg.value)
+            if func.value == "bool" and len(call.args) == 1 and not call.args[0].star:
+                self.uncalled_is_pinned(call.args[0].value)  # `bool(t.is_pinned)`: a truth value
         elif builtin and func.value in _COPYING_BUILTINS and len(call.args) == 1 and not call.args[0].star:
             # `tuple(bufs)`: a new sequence of the same items; bufs itself is not changed (its
             # items escape: a tensor's rows are views of it).
@@ -1488,13 +1502,7 @@ class Evaluator:
         (``if t.device != target:`` of a tensor pageable on some path, or of a parameter: inside,
         t is what it was and target another device; past ``if t.device == target: return t``
         too)."""
-        if self.events.wants_uncalled:
-            called = {dotted(c.func.value) for c in _calls_in(test) if type(c.func) is cst.Attribute}
-            for attribute in uncalled_methods(test, torch_api.PIN_TEST_METHOD):
-                if dotted(attribute.value) in called:
-                    continue  # `t.is_pinned and t.is_pinned()`: a guard, and the call asks
-                if is_tensor(self.value_of(attribute.value)):
-                    self.events.add(UncalledIsPinned(attribute, self.statement), ("uncalled", id(attribute)))
+        self.uncalled_is_pinned(test)
         compared, differ_when = compared_to_another_device(test) or (None, True)
         kept: dict[str, Value] = {}
         for key in device_tested(test):
