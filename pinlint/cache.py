@@ -37,8 +37,8 @@ from pinlint.core.results import EMPTY, AnalysisSettings, FileResult
 from pinlint.core.text import digest
 from pinlint.safeio import MAX_SOURCE_BYTES, read_regular
 
-_MAGIC = b"PINLINT-CACHE-3\n"
-_FORMAT = "pinlint-cache-3"
+_MAGIC = b"PINLINT-CACHE-2\n"
+_FORMAT = "pinlint-cache-2"
 #: Far above any real cache (about 200 bytes per file checked), far below a memory problem.
 MAX_CACHE_BYTES = 256 * 1024 * 1024
 _KEY_BYTES = 32
@@ -178,8 +178,6 @@ class Cache:
         self.key = _machine_key()
         #: Analyses read but not decoded yet (by path): most runs look at few of them.
         self._raw: dict[str, Any] = {}
-        #: The copier names the last run's second pass looked for (``runner._callers_pass``).
-        self.callers_key = ""
         self.entries: dict[str, FileResult] = self._load()
         self.dirty = False
         #: Current digests of other files the cached analyses depend on, asked once per run.
@@ -200,12 +198,9 @@ class Cache:
         if not hmac.compare_digest(blob[len(_MAGIC) : header - 1], _mac(self.key, payload)):
             return {}  # not written by this user on this machine, or corrupt: ignore it
         try:
-            data = json.loads(payload)
-            entries = _decode_entries(data, self.settings_key, self._raw)
+            return _decode_entries(json.loads(payload), self.settings_key, self._raw)
         except (ValueError, TypeError, KeyError, RecursionError, datacodec.ShapeError):
             return {}  # any shape we did not write means "no cache"
-        self.callers_key = data["callers"]
-        return entries
 
     def lookup(self, path: Path) -> FileResult | None:
         entry = self._current_entry(path)
@@ -327,7 +322,7 @@ class Cache:
             return
         try:
             payload = json.dumps(
-                _encode_entries(self.entries, self.settings_key, self._raw, self.callers_key), separators=(",", ":")
+                _encode_entries(self.entries, self.settings_key, self._raw), separators=(",", ":")
             ).encode()
         except (ValueError, TypeError, datacodec.ShapeError):
             return
@@ -343,7 +338,7 @@ class Cache:
 
 
 def _encode_entries(
-    entries: dict[str, FileResult], settings_key: str, raw: dict[str, Any] | None = None, callers_key: str = ""
+    entries: dict[str, FileResult], settings_key: str, raw: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     out: dict[str, list[Any]] = {}
     raw = raw or {}
@@ -354,14 +349,8 @@ def _encode_entries(
             analysis = raw[path]
         else:
             analysis = None if r.analysis is EMPTY else datacodec.encode(r.analysis)
-        out[path] = [r.size, r.mtime_ns, r.digest, r.triaged_in, analysis, r.may_call]
-    return {
-        "format": _FORMAT,
-        "pinlint": __version__,
-        "settings": settings_key,
-        "callers": callers_key,
-        "entries": out,
-    }
+        out[path] = [r.size, r.mtime_ns, r.digest, r.triaged_in, analysis]
+    return {"format": _FORMAT, "pinlint": __version__, "settings": settings_key, "entries": out}
 
 
 _ANALYSIS_TYPE = datacodec.typing.get_type_hints(FileResult)["analysis"]
@@ -370,10 +359,8 @@ _ANALYSIS_TYPE = datacodec.typing.get_type_hints(FileResult)["analysis"]
 def _decode_entries(data: Any, settings_key: str, raw: dict[str, Any]) -> dict[str, FileResult]:
     """The entries; their analyses go to ``raw`` undecoded (``Cache._decode`` checks and
     builds one when it is asked for)."""
-    if type(data) is not dict or set(data) != {"format", "pinlint", "settings", "callers", "entries"}:
+    if type(data) is not dict or set(data) != {"format", "pinlint", "settings", "entries"}:
         raise datacodec.ShapeError("not a pinlint cache")
-    if type(data["callers"]) is not str:
-        raise datacodec.ShapeError("callers")
     if data["format"] != _FORMAT or data["pinlint"] != __version__ or data["settings"] != settings_key:
         raise datacodec.ShapeError("another version or settings")
     entries = data["entries"]
@@ -381,15 +368,14 @@ def _decode_entries(data: Any, settings_key: str, raw: dict[str, Any]) -> dict[s
         raise datacodec.ShapeError("entries")
     out: dict[str, FileResult] = {}
     for path, item in entries.items():
-        if type(item) is not list or len(item) != 6:
+        if type(item) is not list or len(item) != 5:
             raise datacodec.ShapeError("entry")
-        size, mtime_ns, file_digest, triaged_in, analysis, may_call = item
+        size, mtime_ns, file_digest, triaged_in, analysis = item
         if (
             type(size) is not int
             or type(mtime_ns) is not int
             or type(file_digest) is not str
             or type(triaged_in) is not bool
-            or type(may_call) is not bool
         ):
             raise datacodec.ShapeError("entry")
         if analysis is not None:
@@ -401,6 +387,5 @@ def _decode_entries(data: Any, settings_key: str, raw: dict[str, Any]) -> dict[s
             mtime_ns=mtime_ns,
             digest=file_digest,
             triaged_in=triaged_in,
-            may_call=may_call,
         )
     return out

@@ -83,15 +83,12 @@ def analyze_text(
     newline: str = "\n",
     path: str | None = None,
     overlay: dict[str, str] | None = None,
-    callers: bool | frozenset[str] = False,
 ) -> FileAnalysis:
     """Findings for one file's text. The caller has already applied the byte-level triage.
 
     With the file's ``path`` (and a project root in ``settings``), calls to functions imported
     from other project files are followed there; ``overlay`` gives texts to read instead of
-    some files' (the fix loop's candidate texts). ``callers``: the file names no trigger, and
-    its calls of functions imported from the project that copy what they are given are
-    analysed (the run's second pass); a set: the names of all such functions and classes."""
+    some files' (the fix loop's candidate texts)."""
     rules = rule_set(settings)
     lines = split_lines(text)
     names = scan_names(text, lines)
@@ -147,9 +144,7 @@ def analyze_text(
         segments.sort(key=lambda segment: segment.start)
     if fast_sites:
         result.findings.extend(fast_rule.site_finding(site, _snippet(lines, site)) for site, _ in fast_sites)  # type: ignore[union-attr, attr-defined]
-    if callers:
-        result.callers_checked = True
-    if not segments and not (callers and cross_file and (names.from_imports or names.modules)):
+    if not segments:
         return _apply_noqa(result, lines)
     # Imported here so that runs where triage finds nothing never pay libcst's import.
     from pinlint.analysis.parse import parse
@@ -188,10 +183,6 @@ def analyze_text(
     deadline = time.monotonic() + FILE_TIME_LIMIT
     try:
         project = project_summaries(path, settings, names, rules, deadline, overlay) if cross_file else None
-        if project is not None:
-            result.callers_checked = True  # its calls of imported copiers are analysed here
-            if isinstance(callers, frozenset):
-                project.copiers = callers
         result.findings.extend(_findings(parsed, names, lines, rules, deadline, result, project))
     except BudgetExceeded:
         # A watchdog, not a budget: report the file as skipped rather than hang the run (and
@@ -285,36 +276,7 @@ def _findings(
         findings.extend(_rule_findings(done, summaries, rules, seen_births, project, path_of(project), result))
     if project is not None:
         result.depends_on = sorted(project.modules.consulted.items())
-    result.copiers = _copiers(summaries, project)
     return findings
-
-
-def _copiers(summaries, project: ProjectSummaries | None) -> list[str]:  # type: ignore[no-untyped-def]
-    """How a file calling this file's copiers imports them: the functions (``upload``), the
-    classes of the methods (``Uploader``), and the module with each function
-    (``helpers.upload``, for ``from pkg import helpers``), whose copies their callers decide. A
-    superset: the run's second pass reads only the files that import one."""
-    import libcst as cst
-
-    functions: set[str] = set()
-    classes: set[str] = set()
-    for parsed in summaries.all_parsed():
-        for interpreter in parsed.interpreters:
-            events = interpreter.events
-            if not isinstance(interpreter.scope, cst.FunctionDef) or not (
-                events.decided_by_callers or events.attribute_copies
-            ):
-                continue
-            if interpreter.class_name is not None:
-                classes.add(interpreter.class_name)
-            else:
-                functions.add(interpreter.scope.name.value)
-    path = path_of(project)
-    module = ""
-    if path is not None:
-        stem = os.path.splitext(os.path.basename(path))[0]
-        module = os.path.basename(os.path.dirname(path)) if stem == "__init__" else stem
-    return sorted(functions | classes | ({f"{module}.{f}" for f in functions} if module else set()))
 
 
 def _rule_findings(  # type: ignore[no-untyped-def]

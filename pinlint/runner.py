@@ -36,11 +36,6 @@ def analyze_bytes(path: str, data: bytes, settings: AnalysisSettings, need_diges
     result = FileResult(
         path=path, analysis=None, size=len(data), digest=digest(data) if need_digest or triggered else ""
     )
-    if settings.project_root is not None:
-        from pinlint.analysis.source_tokens import may_call_copiers
-
-        # (A triggered file whose analysis stops before its calls are read is one too.)
-        result.may_call = may_call_copiers(data)
     if not triggered and not wants_helper and not teaches_idiom:
         result.analysis = EMPTY  # most files: nothing to analyze (shared, never mutated)
         return result
@@ -196,7 +191,7 @@ def _process_guarded(path: str, settings: AnalysisSettings, need_digest: bool) -
     return _process(path, settings, need_digest, got)
 
 
-Compact = tuple[str, int, int, str, bool]
+Compact = tuple[str, int, int, str]
 
 
 def _process_chunk(args: tuple[list[str], AnalysisSettings, bool]) -> list[FileResult | Compact]:
@@ -207,7 +202,7 @@ def _process_chunk(args: tuple[list[str], AnalysisSettings, bool]) -> list[FileR
     for path in paths:
         result = _process(path, settings, need_digest)
         if result.analysis is EMPTY and result.error is None:
-            out.append((result.path, result.size, result.mtime_ns, result.digest, result.may_call))
+            out.append((result.path, result.size, result.mtime_ns, result.digest))
         else:
             out.append(result)
     return out
@@ -216,8 +211,8 @@ def _process_chunk(args: tuple[list[str], AnalysisSettings, bool]) -> list[FileR
 def _expand(item: FileResult | Compact) -> FileResult:
     if isinstance(item, FileResult):
         return item
-    path, size, mtime_ns, file_digest, may_call = item
-    return FileResult(path=path, analysis=EMPTY, size=size, mtime_ns=mtime_ns, digest=file_digest, may_call=may_call)
+    path, size, mtime_ns, file_digest = item
+    return FileResult(path=path, analysis=EMPTY, size=size, mtime_ns=mtime_ns, digest=file_digest)
 
 
 def _exit_with_parent() -> None:
@@ -317,10 +312,7 @@ def run(
     timings: Timings | None = None,
     on_progress: Callable[[int], None] | None = None,
     pool: WorkerPool | None = None,
-    whole_project: bool = False,
 ) -> list[FileResult]:
-    """``whole_project``: the files are every file of the project, so the functions that copy
-    what their callers pass are all among them (see ``_callers_pass``)."""
     timings = timings or Timings()
     jobs = jobs or default_jobs()
     started = time.perf_counter()
@@ -342,10 +334,6 @@ def run(
     fresh = list(_analyze_all(todo, settings, pool.jobs if pool else jobs, on_progress, cache is not None, pool))
     timings.add("read+triage+analyze", time.perf_counter() - started)
     results.extend(fresh)
-    if settings.project_root is not None:
-        started = time.perf_counter()
-        fresh.extend(_callers_pass(results, {r.path for r in fresh}, settings, jobs, cache, pool, whole_project))
-        timings.add("callers of copiers", time.perf_counter() - started)
     if cache is not None:
         started = time.perf_counter()
         for result in fresh:
@@ -356,137 +344,6 @@ def run(
     timings.triaged = sum(1 for r in results if r.triaged_in)
     timings.parsed_lines = sum(r.analysis.parsed_lines for r in results if r.analysis)
     return results
-
-
-def _callers_pass(
-    results: list[FileResult],
-    fresh: set[str],
-    settings: AnalysisSettings,
-    jobs: int | None,
-    cache: Cache | None,
-    pool: WorkerPool | None,
-    whole_project: bool,
-) -> list[FileResult]:
-    """The second pass: files that name no copy but build host tensors and import, analysed for
-    their calls of project functions that copy what they are given (``upload(torch.zeros(n))``
-    with ``upload`` in another file). Their results replace the first pass's in ``results``;
-    returned, the ones to cache.
-
-    On the whole project, the first pass found every such function (each names its copy): only
-    files whose imports name one of them (or its module) are read again, and on a warm run only
-    when those names or the file changed. On part of the project the functions may lie outside
-    the run: every candidate is analysed (its imports are resolved there)."""
-    names = sorted({n for r in results if r.analysis is not None for n in r.analysis.copiers})
-    key = "\n".join(names) if whole_project else ""
-    unchanged = cache is not None and whole_project and cache.callers_key == key
-    if cache is not None and whole_project and cache.callers_key != key:
-        cache.callers_key = key
-        cache.dirty = True
-    if whole_project and not names:
-        return []
-    todo = [
-        i
-        for i, r in enumerate(results)
-        if r.may_call
-        and r.error is None
-        and not (r.analysis is not None and r.analysis.callers_checked)
-        and (r.path in fresh or not unchanged)
-    ]
-    if not todo:
-        return []
-    wanted = _Wanted(names) if whole_project else None
-    paths = [results[i].path for i in todo]
-    done = _run_callers(paths, settings, wanted, jobs, pool)
-    out = []
-    for i, second in zip(todo, done):
-        if second is not None:
-            results[i] = second
-            out.append(second)
-    return out
-
-
-class _Wanted:
-    """The copiers a second-pass file must import (``lint._copiers``): a function or class by
-    name, or a module whose function it then calls (``helpers.upload(``)."""
-
-    def __init__(self, names: list[str]) -> None:
-        #: The functions and classes (also as the analysis asks: ``ProjectSummaries.copiers``).
-        self.plain = frozenset(n for n in names if "." not in n)
-        self.names = frozenset(n.encode() for n in self.plain)
-        self.modules: dict[bytes, list[bytes]] = {}
-        for name in names:
-            if "." in name:
-                module, function = name.encode().split(b".", 1)
-                self.modules.setdefault(module, []).append(b"." + function + b"(")
-
-    def imported_by(self, data: bytes, words: set[bytes]) -> bool:
-        if not self.names.isdisjoint(words):
-            return True
-        return any(call in data for module in words & self.modules.keys() for call in self.modules[module])
-
-
-def _run_callers(
-    paths: list[str], settings: AnalysisSettings, wanted: _Wanted | None, jobs: int | None, pool: WorkerPool | None
-) -> list[FileResult | None]:
-    jobs = pool.jobs if pool else (jobs or default_jobs())
-    if jobs <= 1 or len(paths) < 48:
-        return [_process_callers(path, settings, wanted) for path in paths]
-    own = pool is None
-    if own:
-        pool = WorkerPool(jobs)
-    assert pool is not None
-    chunk = max(8, min(64, len(paths) // (pool.jobs * 8) or 8))
-    try:
-        parts = pool.pool.map(
-            _process_callers_chunk, [(paths[i : i + chunk], settings, wanted) for i in range(0, len(paths), chunk)]
-        )
-        return [result for part in parts for result in part]
-    finally:
-        if own:
-            pool.close()
-
-
-def _process_callers_chunk(
-    args: tuple[list[str], AnalysisSettings, _Wanted | None],
-) -> list[FileResult | None]:
-    paths, settings, wanted = args
-    return [_process_callers(path, settings, wanted) for path in paths]
-
-
-def _process_callers(path: str, settings: AnalysisSettings, wanted: _Wanted | None) -> FileResult | None:
-    """The file's second-pass result, or None where its first stands (it imports none of
-    ``wanted``, or it cannot be read now: the next run sees it)."""
-    from pinlint import lint
-    from pinlint.analysis.source_tokens import imported_words
-
-    got = _read(path)
-    if isinstance(got, FileResult):
-        return None
-    data, mtime_ns = got
-    if wanted is not None and not wanted.imported_by(data, imported_words(data)):
-        return None
-    try:
-        decoded = source.decode(data)
-    except source.DecodeError:
-        return None
-    result = FileResult(path=path, analysis=None, size=len(data), digest=digest(data), mtime_ns=mtime_ns, may_call=True)
-    args = (decoded.text, settings)
-    options = {"newline": decoded.newline, "path": path, "callers": wanted.plain if wanted is not None else True}
-    try:
-        if _may_crash_parser(data):
-            # As in the first pass: a native crash of the parser costs this file, not the run.
-            result.analysis = call_isolated(FileAnalysis, lint.analyze_text, *args, **options)
-        else:
-            result.analysis = lint.analyze_text(*args, **options)  # type: ignore[arg-type]
-    except (RecursionError, ChildCrashed):
-        return None  # its first-pass result stands
-    except Exception:  # a bug on one file's code: its first-pass result stands
-        if os.environ.get("PINLINT_DEBUG"):
-            raise
-        return None
-    if result.analysis.findings:
-        result.analysis.compile_error = checked(decoded.text, path)[1]
-    return result
 
 
 def _analyze_all(

@@ -97,9 +97,10 @@ def _accelerator_when_true(test: cst.BaseExpression) -> set[str]:
     return {key for key in keys if key}
 
 
-def compared_to_another_device(test: cst.BaseExpression) -> tuple[str, bool] | None:
+def compared_to_another_device(test: cst.BaseExpression) -> tuple[str, bool, cst.BaseExpression] | None:
     """``t.device != target`` (or ``==``), ``target`` a device value rather than a literal: the
-    chain ``t`` and the truth of the test where the devices differ (``!=`` true, ``==`` false).
+    chain ``t``, the truth of the test where the devices differ (``!=`` true, ``==`` false), and
+    ``target``.
     There ``t`` is still what it was, and ``target`` is another device (on the other side,
     ``target`` is where ``t`` is: a copy there is none)."""
     if type(test) is not cst.Comparison or len(test.comparisons) != 1:
@@ -113,4 +114,4 @@ def compared_to_another_device(test: cst.BaseExpression) -> tuple[str, bool] | N
     if type(right) not in (cst.Name, cst.Attribute):
         return None  # a literal or `torch.device("cpu")`: decided by where `t` is
     key = dotted(left.value)
-    return (key, type(comparison.operator) is cst.NotEqual) if key else None
+    return (key, type(comparison.operator) is cst.NotEqual, right) if key else None

@@ -14,7 +14,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from pinlint import torch_api
 from pinlint.analysis.cst_walk import children, mentioned
+
+#: What replaces a tensor's memory in place (``t.set_(p)``, ``t.data = p``).
+_MEMORY_REPLACING = torch_api.STORAGE_REPLACING_METHODS | torch_api.STORAGE_ATTRIBUTES
 
 #: Dict methods that only read it.
 _READING_METHODS = frozenset({"items", "values", "keys", "get", "copy", "__len__", "__contains__"})
@@ -62,7 +66,12 @@ def _reads(node: cst.Name, parents: tuple[cst.CSTNode, ...], handed: cst.Call | 
         called = type(above) is cst.Call and above.func is parent  # type: ignore[union-attr]
         if fields:
             # `b.ids` read (`b.ids.to(...)` calls the field's method, not b's); not `b.ids = t`,
-            # `b.ids[0] = v`, nor `b.reset()`, which may replace a field.
+            # `b.ids[0] = v`, nor `b.reset()`, which may replace a field; nor `pin_(b.ids)` or
+            # `b.ids.set_(p)`, which may replace the field's memory in place.
+            if type(above) is cst.Arg or (
+                type(above) is cst.Attribute and above.attr.value in _MEMORY_REPLACING  # type: ignore[union-attr]
+            ):
+                return False
             return not called and not _in_target(parents)
         return called and parent.attr.value in _READING_METHODS  # type: ignore[union-attr]
     if fields and kind is cst.Subscript:

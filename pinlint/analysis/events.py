@@ -65,6 +65,9 @@ class ParameterCopy:
     #: For a copy of a tensor computed from parameters (``(x * 2).to(dev, non_blocking=True)``;
     #: ``parameter`` is then ""): that computation, replayed on a caller's arguments.
     computed: Value = frozenset()
+    #: A parameter that, passed the host, makes the copy never run for a host tensor
+    #: (``Origin.unless_host``).
+    unless_host: str = ""
 
 
 @dataclass(frozen=True)
@@ -284,7 +287,11 @@ class EventSink:
         fields and computations on parameters it copies."""
         for origin in source:
             if origin.parameter:
-                self.parameter_copies.append(ParameterCopy(origin.parameter, call, api, device, copy_dst, statement))
+                self.parameter_copies.append(
+                    ParameterCopy(
+                        origin.parameter, call, api, device, copy_dst, statement, unless_host=origin.unless_host
+                    )
+                )
             if origin.attribute:
                 self.attribute_copies.append(AttributeCopy(origin.attribute, call, api, device, copy_dst, statement))
         computed = frozenset(o for o in source if o.computed and not o.parameter)

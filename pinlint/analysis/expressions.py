@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Protocol
 
 import libcst as cst
@@ -18,6 +19,7 @@ from pinlint.analysis.budget import _DEADLINE_EVERY, SCOPE_STEP_BUDGET, BudgetEx
 from pinlint.analysis.builtins import READ_ONLY_BUILTINS, constant_truth, never_iterates, repeats_a_list
 from pinlint.analysis.cst_walk import EXPRESSION_TYPES, children, mentioned
 from pinlint.analysis.device_tests import compared_to_another_device
+from pinlint.analysis.devices import DeviceClass, classify_device
 from pinlint.analysis.dict_uses import key_decides, only_read, rekeyed_in_walk
 from pinlint.analysis.env import Env
 from pinlint.analysis.events import EventSink, UncalledIsPinned
@@ -175,6 +177,8 @@ class Evaluator:
         #: name -> whether this scope only reads the dict it holds (``dict_uses.only_read``).
         self._only_read: dict[str, bool] = {}
         self._only_read_fields: dict[str, bool] = {}
+        #: Whether the function replaces some tensor's memory in place (``fields_trusted``).
+        self._replaces_memory: bool | None = None
         #: id(argument) -> what the list (dict) it names held when handed to a call (the call
         #: may change it after: it is forgotten then, but its callee copies what it was given).
         self._handed_containers: dict[int, dict[str, Value]] = {}
@@ -487,6 +491,8 @@ class Evaluator:
             if self.names.is_dtype_attribute(node):
                 return DTYPE  # `torch.float16`
             base = self.ev(node.value)
+            if node.attr.value == "__dict__" and dotted(node.value) is not None:
+                self.alias(dotted(node.value))  # `b.__dict__.update(...)`: its attributes, by another name
             if base == FIELD_ITEM and node.attr.value == "name":
                 return FIELD_NAME  # `f.name` in `for f in fields(self):`
             if (
@@ -519,7 +525,7 @@ class Evaluator:
                     return summary  # what the class's methods assign to it
             if self.summaries is not None:
                 field = objects.attribute(self.summaries, base, node.attr.value)
-                if field is not None:
+                if field is not None and (not objects.is_object(base) or self.fields_trusted(node.value)):
                     return field  # an attribute of an object of a project class
                 if key is not None and key.startswith("self.") and key.count(".") == 1:
                     # Unknown here, but a caller's object may know it (a dataclass field).
@@ -579,10 +585,8 @@ class Evaluator:
             self.truth_test = previous
             d2h.read(self, node.test, "a truth test")
             # `t if t.is_pinned() else t.pin_memory()`: as for an `if` statement.
-            truth = self.host_test_truth(node.test)
-            if truth is None:
-                self.forget_tested(node.test)
-                truth = self.test_truth(node.test)
+            self.forget_tested(node.test)
+            truth = self.test_truth(node.test)
             if truth is not None:
                 self.rule_out(node.orelse if truth else node.body)
                 return self.ev(node.body if truth else node.orelse)  # `x if 1 else y`: one side runs
@@ -617,48 +621,6 @@ class Evaluator:
                 continue  # `t.is_pinned and t.is_pinned()`: a guard, and the call asks
             if is_tensor(self.value_of(attribute.value)):
                 self.events.add(UncalledIsPinned(attribute, self.statement), ("uncalled", id(attribute)))
-
-    def host_test_truth(self, test: cst.BaseExpression) -> bool | None:
-        """The truth of a test of where a tensor lives, or whether it is pinned, when the tensor
-        is one this function knows to be pageable host memory on every path (``if x.is_cuda:``
-        of ``x = torch.ones(4)``): the test decides nothing, and what is known of ``x`` stays.
-        (``t.is_cpu``, ``t.is_cuda``, ``t.is_meta``, ``t.is_pinned()``, ``t.device.type == "..."``,
-        each perhaps under ``not``.) None when it is not such a test."""
-        negated = False
-        while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
-            test = test.expression
-            negated = not negated
-        tensor: cst.BaseExpression | None = None
-        truth = False
-        if type(test) is cst.Attribute and test.attr.value in ("is_cpu", "is_cuda", "is_meta"):
-            tensor, truth = test.value, test.attr.value == "is_cpu"
-        elif (
-            type(test) is cst.Call
-            and not test.args
-            and type(test.func) is cst.Attribute
-            and test.func.attr.value == torch_api.PIN_TEST_METHOD
-        ):
-            tensor = test.func.value  # pageable memory is not pinned
-        elif type(test) is cst.Comparison and len(test.comparisons) == 1:
-            comparison = test.comparisons[0]
-            left, right = test.left, comparison.comparator
-            if (
-                type(comparison.operator) in (cst.Equal, cst.NotEqual)
-                and type(right) is cst.SimpleString
-                and type(left) is cst.Attribute
-                and left.attr.value == "type"
-                and type(left.value) is cst.Attribute
-                and left.value.attr.value == "device"
-            ):
-                tensor = left.value.value
-                truth = (right.evaluated_value == "cpu") == (type(comparison.operator) is cst.Equal)
-        key = dotted(tensor) if tensor is not None else None
-        if key is None or key not in self.env:
-            return None
-        value = self.env.get(key)
-        if not value or any(o.kind is not Kind.PAGEABLE or o.parametric for o in value):
-            return None  # perhaps elsewhere, or pinned, on some path (or a caller's: replayed)
-        return truth != negated
 
     def test_truth(self, test: cst.BaseExpression) -> bool | None:
         """The truth of a constant test: a literal (``constant_truth``), or a module constant
@@ -1323,6 +1285,10 @@ class Evaluator:
             for name in _nonlocal_names(self.local_functions[func.value]):
                 if name in self.env:
                     self.env.set(name, UNKNOWN)
+            # It may set attributes of what it names (`p.offsets = p.offsets.pin_memory()`).
+            for name in mentioned(self.local_functions[func.value]):
+                if name in self.env:
+                    self.alias(name)
         if self.summaries is not None and type(func) is cst.Name:
             made = objects.construct(self.summaries, self, call)
             if made is not None:
@@ -1449,6 +1415,25 @@ class Evaluator:
         """What the list or dict passed as ``node`` held when the call was made."""
         return self._handed_containers.get(id(node)) or self.container_of(node)
 
+    def fields_trusted(self, node: cst.BaseExpression) -> bool:
+        """Whether what this function knows of the fields of the object ``node`` holds may be
+        handed to a callee: no tensor's memory is replaced in place anywhere in the function
+        (``t.data = p``, ``t.set_(p)``, ``swap_tensors``: a field may be that tensor), and no
+        nested function or lambda names the object (it may change a field when it runs)."""
+        if self._replaces_memory is None:
+            text = getattr(self.summaries, "text", "")
+            # (In this function, or in a helper of the file it may hand a field to.)
+            self._replaces_memory = _replaces_memory(self.scope) or any(m in text for m in _MEMORY_REPLACING_TEXT)
+        if self._replaces_memory:
+            return False
+        key = dotted(node)
+        root = key.split(".", 1)[0] if key is not None else None
+        if root is not None and root in self.aliased:
+            return False  # held under another name too (`b.__dict__`, `other = b`)
+        if root is not None and (self.local_functions or self._lambdas) and root in self._named_by_local_functions():
+            return False
+        return True
+
     def stored_fields(self, node: cst.BaseExpression) -> dict[str, Value]:
         """What this function stored in the attributes of ``node`` (``batch.ids = t``) and still
         knows; for an argument, what they held when the call was made."""
@@ -1503,7 +1488,7 @@ class Evaluator:
         t is what it was and target another device; past ``if t.device == target: return t``
         too)."""
         self.uncalled_is_pinned(test)
-        compared, differ_when = compared_to_another_device(test) or (None, True)
+        compared, differ_when, target = compared_to_another_device(test) or (None, True, None)
         kept: dict[str, Value] = {}
         for key in device_tested(test):
             before = self.env.get(key) if key in self.env else self.parameter_field(key)
@@ -1512,10 +1497,32 @@ class Evaluator:
             before = before or UNKNOWN
             known = {o.kind for o in before}
             copied_from = Kind.PAGEABLE in known or any(o.parameter for o in before)
-            if key == compared and copied_from and Kind.DEVICE not in known:
-                kept[key] = before
+            if key == compared and copied_from and Kind.DEVICE not in known and target is not None:
+                kept_value = self._kept_past_device_test(before, target)
+                if kept_value is not None:
+                    kept[key] = kept_value
             self.env.set(key, UNKNOWN)
         return kept, differ_when
+
+    def _kept_past_device_test(self, before: Value, target: cst.BaseExpression) -> Value | None:
+        """What ``t`` is where ``t.device`` differs from ``target``: what it was, when the target
+        may be another device than the host. None (unknown) where the target is the host (that
+        side never runs for a host tensor), or a parameter deciding it for a local tensor (its
+        callers may pass the host); a parameter ``t`` compared to a parameter ``home`` keeps
+        ``home``'s name, so that a caller passing the host copies nothing."""
+        target_value = self.value_of(target)
+        key = dotted(target)
+        if key is not None and key.startswith("self.") and self.summaries is not None:
+            # `self.device`: what the class's methods assign to it (`torch.device("cpu")`?).
+            target_value = self.summaries.attribute(self, key) or target_value
+        if target_value == HOST_DEVICE or classify_device(target, self.names.torch_function) is DeviceClass.HOST:
+            return None  # `t.device == torch.device("cpu")`: the other side never runs for a host tensor
+        home = target.value if type(target) is cst.Name and self._own_parameter(target.value) else ""
+        if not home:
+            return before
+        if any(not o.parameter for o in before):
+            return None  # a tensor of this function, compared to a device its callers choose
+        return frozenset(replace(o, unless_host=home) for o in before)
 
     def guard_by_none_facts(self, facts: set[tuple[str, bool]], before: dict[str, Value | None], mark: int) -> None:
         """The origins a side of an ``if`` made (present now, not in ``before``) exist only where
@@ -1709,6 +1716,31 @@ def _mixed(elements: Value) -> bool:
     """Items both pageable and pinned or on a device."""
     found = {o.kind for o in elements}
     return Kind.PAGEABLE in found and bool(found & {Kind.PINNED, Kind.HOST, Kind.DEVICE})
+
+
+#: Text of a file that replaces some tensor's memory in place.
+_MEMORY_REPLACING_TEXT = (".set_(", "swap_tensors")  # (`x.data =` is also a common attribute name)
+
+
+def _replaces_memory(scope: cst.CSTNode) -> bool:
+    """``t.data = p``, ``t.set_(p)`` or ``swap_tensors(a, b)`` somewhere in ``scope``."""
+    stack: list[cst.CSTNode] = [scope]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Attribute and (
+            node.attr.value in torch_api.STORAGE_REPLACING_METHODS or node.attr.value == "swap_tensors"
+        ):
+            return True
+        if type(node) is cst.AssignTarget and type(node.target) is cst.Attribute:
+            owner = node.target.value
+            if node.target.attr.value in torch_api.STORAGE_ATTRIBUTES and not (
+                type(owner) is cst.Name and owner.value == "self"
+            ):
+                return True  # `t.data = p` (`self.data = x` is an attribute of the object's own)
+        if type(node) is cst.Name and node.value == "swap_tensors":
+            return True
+        stack.extend(children(node))
+    return False
 
 
 def _objects_holding_host(elements: Value) -> bool:

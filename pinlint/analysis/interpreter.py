@@ -171,11 +171,9 @@ class Interpreter(Evaluator):
             d2h.read(self, current.test, "a truth test")
             # `if x.is_cpu: ... else: x.to(dev, non_blocking=True)`: the branches depend on where
             # x lives at run time, which we cannot decide.
-            # `if x.is_cuda:` of a tensor pageable on every path: decided, nothing forgotten.
-            truth = self.host_test_truth(current.test)
-            kept, kept_when = self.forget_tested(current.test) if truth is None else ({}, True)
+            kept, kept_when = self.forget_tested(current.test)
             tested = env.changes_since(mark)  # the tests (and what they forgot) hold on every later path
-            truth = self.test_truth(current.test) if truth is None else truth
+            truth = self.test_truth(current.test)
             if truth is not None:
                 self.rule_out(current.orelse if truth else current.body)
             if truth is not False:  # `if False:` / `if 0:`: the body never runs

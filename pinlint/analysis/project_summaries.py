@@ -82,9 +82,6 @@ class ProjectSummaries:
         self._calls_memo: tuple[str, set[tuple[str, str]]] | None = None
         #: attribute -> whether a project module this file imports assigns `<module>.<attr>`.
         self._patched: dict[tuple[str, str], bool] = {}
-        #: The only names of imported functions and classes that may copy what their callers
-        #: pass (the run's second pass knows them all); None: any may.
-        self.copiers: frozenset[str] | None = None
 
     # ------------------------------------------------------------------ lookups
     def function(
@@ -271,8 +268,6 @@ class ProjectSummaries:
         if not local:
             return spellings
         for first, second in self._project_calls(names, text):
-            if self.copiers is not None and (second or first) not in self.copiers:
-                continue  # not one of the project's copiers (see `copiers`)
             if not second:
                 if first not in names.from_imports:
                     continue
@@ -306,8 +301,6 @@ class ProjectSummaries:
         for first, second in self._project_calls(names, text):
             if second or first not in names.from_imports:
                 continue  # `mod.Up(...)`: not followed (its objects are resolved the same way, rarer)
-            if self.copiers is not None and first not in self.copiers:
-                continue  # no method of it copies what its callers pass (see `copiers`)
             if first not in self._class_copiers:
                 self._class_copiers[first] = self._copying_methods(names, first)
             found |= self._class_copiers[first]

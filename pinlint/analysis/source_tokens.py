@@ -78,35 +78,3 @@ def may_build_tensors(data: bytes) -> bool:
     the whole-project analysis could report into): it names torch and returns something, which
     it builds or computes from what a caller passes (``return a[1:] - a[:-1]``)."""
     return b"torch" in data and b"return" in data
-
-
-#: A call of a torch function (``torch.zeros(``, ``torch.cat(``) or a copy to the host.
-_TORCH_CALL = re.compile(rb"torch\.[A-Za-z_]\w*\(|\.cpu\(|\.numpy\(")
-
-
-def may_call_copiers(data: bytes) -> bool:
-    """Whether a file that names no copy could still hand a host tensor it builds to a function
-    imported from another project file, which copies it: it imports, and calls torch."""
-    return b"import" in data and _TORCH_CALL.search(data) is not None
-
-
-_IMPORT_STATEMENT = re.compile(rb"[ \t]*(?:from[ \t]+[\w.]+[ \t]+import[ \t]*(?:\([^)]*\)|[^\n]*)|import[ \t]+[^\n]*)")
-_WORD = re.compile(rb"[A-Za-z_]\w*")
-
-
-def imported_words(data: bytes) -> set[bytes]:
-    """The words of the file's import statements (module and imported names, aliases): what a
-    call of an imported function or a module's function must have been imported as."""
-    words: set[bytes] = set()
-    position = 0
-    while True:
-        found = data.find(b"import", position)
-        if found < 0:
-            return words
-        start = data.rfind(b"\n", 0, found) + 1
-        statement = _IMPORT_STATEMENT.match(data, start)
-        if statement is None or statement.end() <= found:
-            position = found + 6
-            continue
-        words.update(_WORD.findall(statement.group()))
-        position = statement.end()

@@ -674,6 +674,8 @@ class FileSummaries:
         if self.depth >= MAX_DEPTH or type(call.func) is not cst.Attribute:
             return
         receiver = evaluator.value_of(call.func.value)
+        if not evaluator.fields_trusted(call.func.value):
+            return  # its fields may have been replaced in ways not followed
         # What this function stored in the object's attributes before the call (`tap.valid = t`).
         stored = evaluator.stored_fields(call.func.value) if objects.is_object(receiver) else {}
         if not objects.is_object(receiver) or not any(
@@ -760,13 +762,20 @@ class FileSummaries:
             argument = argument_for(function, call, name)
             if argument is None:
                 continue  # not passed here (its default is used)
-            if passes_parameter and len(copy.chain) < MAX_CHAIN and not field:
-                # (A field of a parameter handed on is not followed further up.)
+            if passes_parameter and len(copy.chain) < MAX_CHAIN and not field and not copy.unless_host:
+                # (A field of a parameter, or a copy another parameter may rule out, handed on:
+                # not followed further up.)
                 _forward(evaluator, function, call, argument, copy, items)
             if not _copies_here(evaluator, function, call, copy):
                 continue  # this call makes it blocking, a dtype cast, or a copy to the host
+            if copy.unless_host and _host_passed_for(evaluator, function, call, copy.unless_host):
+                continue  # `if t.device == home: return t` with the host for `home`: no copy
             if field:
-                # The callee copies a field of the object: what this call's object holds there.
+                # The callee copies a field of the object: what this call's object holds there
+                # (not when the call hands the same object twice: the other parameter may change it).
+                key = dotted(argument)
+                if key is not None and sum(dotted(a.value) == key for a in call.args) > 1:
+                    continue
                 value = self.field_of_argument(evaluator, argument, field)
                 if value is None:
                     continue  # not an object whose field is known here
@@ -779,14 +788,10 @@ class FileSummaries:
                     # host tensors, whatever the dict's keys.
                     passed_value = evaluator.value_of(argument)
                     if (
-                        passed_value
+                        type(argument) is cst.Name
+                        and passed_value
                         and all(o.kind is Kind.PAGEABLE and o.loaded for o in passed_value)
-                        # A name this function only reads, or a call's result handed on at once
-                        # (`copy_all(load_shard(f))`: nobody else holds that dict).
-                        and (
-                            type(argument) is cst.Call
-                            or (type(argument) is cst.Name and only_read(evaluator.scope, argument.value, handed=call))
-                        )
+                        and only_read(evaluator.scope, argument.value, handed=call)
                     ):
                         value = passed_value
                 if value is None:
@@ -799,6 +804,8 @@ class FileSummaries:
         """What the object passed as ``argument`` holds in ``field``: what this function stored
         there (``batch.ids = t``), else the field its construction filled (or its class's
         methods assign); None when not known."""
+        if not evaluator.fields_trusted(argument):
+            return None  # its fields may have been replaced in ways not followed
         stored = evaluator.stored_fields(argument)
         if field in stored:
             return stored[field]
@@ -1042,6 +1049,27 @@ def _device_fits(
         if given and {o.kind for o in given} <= HOST_KINDS:
             return False
     return True
+
+
+def _host_passed_for(evaluator: Evaluator, function: cst.FunctionDef, call: cst.Call, name: str) -> bool:
+    """``call`` passes the host's device for parameter ``name`` (or leaves it to a host default,
+    or may set it through ``*args``/``**kwargs``)."""
+    passed = argument_for(function, call, name)
+    if passed is None:
+        if any(a.star for a in call.args):
+            return True  # which value it gets is not visible
+        params = function.params
+        param = next(
+            (p for p in [*params.posonly_params, *params.params, *params.kwonly_params] if p.name.value == name), None
+        )
+        passed = param.default if param is not None else None
+        if passed is None:
+            return True
+        return classify_device(passed, evaluator.names.torch_function) is DeviceClass.HOST
+    return (
+        evaluator.value_of(passed) == HOST_DEVICE
+        or classify_device(passed, evaluator.names.torch_function) is DeviceClass.HOST
+    )
 
 
 def _has_true_default(function: cst.FunctionDef, name: str) -> bool:

@@ -106,6 +106,9 @@ class Origin:
     #: (``safe_open(path, framework="pt")``): ``"file"``; ``"slice"`` for what its
     #: ``get_slice(name)`` returns. What they read is pageable (see ``torch_api.HOST_FILE_HANDLES``).
     handle: str = ""
+    #: For a parameter kept past ``if t.device == home: return t`` (``home`` a parameter too):
+    #: ``home``'s name. A caller that passes the host for it copies nothing of a host tensor.
+    unless_host: str = ""
 
     @property
     def whole_parameter(self) -> bool:

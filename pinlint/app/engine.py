@@ -210,20 +210,12 @@ def run_check(
         from pinlint.cache import Cache
 
         cache = Cache(cache_dir(config, options), settings)
-    whole = root is not None and _covers(requested, root)
     results = runner.run(
-        files,
-        settings,
-        jobs=options.jobs,
-        cache=cache,
-        timings=run.timings,
-        on_progress=on_progress,
-        pool=pool,
-        whole_project=whole,
+        files, settings, jobs=options.jobs, cache=cache, timings=run.timings, on_progress=on_progress, pool=pool
     )
     started = time.perf_counter()
     outside: list[FileResult] = []
-    if root is not None and not whole:
+    if root is not None and not _covers(requested, root):
         # Part of the project: the files outside the run that import from it may report here.
         exclude = [*config.exclude, *config.extend_exclude]
         covered = [os.path.abspath(p) for p in requested or [] if os.path.isdir(p)]
@@ -330,8 +322,7 @@ def _relinter(  # type: ignore[no-untyped-def]
     def relint(text: str) -> tuple[list[Diagnostic] | None, str | None]:
         from pinlint import lint
 
-        # (`callers`: a file that names no copy is re-linted as the run's second pass read it.)
-        analysis = lint.analyze_text(text, settings, newline=source.detect_newline(text), path=str(path), callers=True)
+        analysis = lint.analyze_text(text, settings, newline=source.detect_newline(text), path=str(path))
         if analysis.syntax_error is not None:
             return None, analysis.syntax_error[2]
         if sources:
@@ -405,13 +396,6 @@ def check_stdin(text: str, filename: Path, config: Config, options: CheckOptions
     settings = run_settings(config, options, root)
     data = text.encode("utf-8")
     result = runner.analyze_bytes(str(filename), data, settings)
-    if result.may_call and result.error is None and filename.name != "-":
-        # The second pass of a run, for this one file: its calls of other project files' copiers.
-        from pinlint import lint
-
-        result.analysis = lint.analyze_text(
-            text, settings, newline=source.detect_newline(text), path=str(filename), callers=True
-        )
     run.stdin_output = text
     if result.error is not None or result.analysis is None:
         run.errors.append((str(filename), result.error or "cannot analyze"))

@@ -147,12 +147,6 @@ class FileAnalysis:
     depends_on: list[tuple[str, str]] = field(default_factory=list)
     #: How many of ``findings`` other files' analyses found (routed here by the run).
     received: int = 0
-    #: The names a file that calls this file's functions would import: the functions and
-    #: classes whose copies their callers decide (a parameter, a field), and the module's name.
-    copiers: list[str] = field(default_factory=list)
-    #: The file names no trigger and was analysed for its calls of other files' copiers (the
-    #: run's second pass): its result stands until it or one of ``depends_on`` changes.
-    callers_checked: bool = False
 
 
 #: The result of a file that holds nothing for pinlint (shared: results are never mutated).
@@ -184,9 +178,6 @@ class FileResult:
     mtime_ns: int = 0
     digest: str = ""
     triaged_in: bool = False
-    #: Not triaged in, but it builds host tensors and imports: it may hand one to a function of
-    #: another project file that copies it (see ``runner``'s second pass).
-    may_call: bool = False
 
 
 @dataclass
