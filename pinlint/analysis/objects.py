@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from pinlint.analysis.values import Value, instance
+from pinlint.analysis.devices import DeviceClass, classify_device
+from pinlint.analysis.values import HOST_DEVICE, Value, instance
 
 if TYPE_CHECKING:
     from pinlint.analysis.classes import ClassRange
@@ -68,7 +69,7 @@ def construct(summaries: FileSummaries, evaluator: Evaluator, call: cst.Call) ->
             if arg is None and position is not None and position < len(positional_args):
                 arg = positional_args[position]
             if arg is not None:
-                fields[attr] = evaluator.value_of(arg.value)
+                fields[attr] = _field_value(evaluator, arg.value)
     if declared is not None and not any(arg.star for arg in call.args):
         positional = [a for a in call.args if a.keyword is None]
         inherits = any(b not in ("NamedTuple", "object") for b in cls.bases)
@@ -81,14 +82,22 @@ def construct(summaries: FileSummaries, evaluator: Evaluator, call: cst.Call) ->
             declared = None
         else:
             for name, arg in zip(declared, positional):
-                fields[name] = evaluator.value_of(arg.value)
+                fields[name] = _field_value(evaluator, arg.value)
             for arg in call.args:
                 if arg.keyword is not None and arg.keyword.value in declared:
-                    fields[arg.keyword.value] = evaluator.value_of(arg.value)
+                    fields[arg.keyword.value] = _field_value(evaluator, arg.value)
         # A field a method of the class or of a base assigns too (`__post_init__`) may not hold
         # what was passed.
         fields = {n: v for n, v in fields.items() if not any(owner.scan.assigns_in(c, n) for c in family)}
     return instance(call, cls.name, owner.path or "", fields)
+
+
+def _field_value(evaluator: Evaluator, node: cst.BaseExpression) -> Value:
+    """What a construction's argument puts in a field: its value, and the host's device for
+    `"cpu"` or `torch.device("cpu")` (a method's `.to(self.device)` then copies nothing)."""
+    if classify_device(node, evaluator.names.torch_function) is DeviceClass.HOST:
+        return HOST_DEVICE
+    return evaluator.value_of(node)
 
 
 def attribute(summaries: FileSummaries, base: Value, attr: str) -> Value | None:

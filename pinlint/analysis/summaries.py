@@ -1037,6 +1037,19 @@ def _device_fits(
                 return False
             if evaluator.value_of(passed) == HOST_DEVICE:
                 return False  # `dev = "cpu"`, then `send(t, dev)`
+        elif not any(a.star for a in call.args) and _default_of(function, target.value) == "None":
+            return False  # left at `device=None`: `t.to(None)` copies nothing (nor does the early return)
+    if (
+        type(target) is cst.Attribute
+        and type(target.value) is cst.Name
+        and target.value.value == "self"
+        and type(call.func) is cst.Attribute
+    ):
+        # `.to(self.device, ...)` in a method of an object built here with the host's device.
+        receiver = evaluator.value_of(call.func.value)
+        held = [dict(o.fields).get(target.attr.value) for o in receiver] if objects.is_object(receiver) else []
+        if held and all(value == HOST_DEVICE for value in held):
+            return False
     if (
         type(target) is cst.Attribute
         and target.attr.value == "device"
@@ -1070,6 +1083,15 @@ def _host_passed_for(evaluator: Evaluator, function: cst.FunctionDef, call: cst.
         evaluator.value_of(passed) == HOST_DEVICE
         or classify_device(passed, evaluator.names.torch_function) is DeviceClass.HOST
     )
+
+
+def _default_of(function: cst.FunctionDef, name: str) -> str | None:
+    """The default of parameter ``name`` when it is a plain name (``None``, ``True``)."""
+    params = function.params
+    for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
+        if param.name.value == name and type(param.default) is cst.Name:
+            return param.default.value
+    return None
 
 
 def _has_true_default(function: cst.FunctionDef, name: str) -> bool:
