@@ -505,8 +505,15 @@ class Evaluator:
                 # it may assign is unknown from here on.
                 self._receiver_called(node.value, node.attr.value)
                 return UNKNOWN
-            if node.attr.value == "device" and base and all(o.whole_parameter for o in base):
-                return device_of(base)  # `grid.device` of a parameter: where the caller's argument is
+            if (
+                node.attr.value == "device"
+                and base
+                and all(o.whole_parameter for o in base)
+                and not (type(node.value) is cst.Name and node.value.value == "self")
+            ):
+                # `grid.device` of a parameter: where the caller's argument is. (`self.device` is
+                # an attribute of the object's own, which its class's methods assign.)
+                return device_of(base)
             if node.attr.value == "device" and base and {o.kind for o in base} <= HOST_KINDS:
                 return HOST_DEVICE  # `t.device` of a host tensor
             if node.attr.value in torch_api.PYTHON_NUMBER_ATTRIBUTES:
