@@ -68,6 +68,9 @@ class ParameterCopy:
     #: A parameter that, passed the host, makes the copy never run for a host tensor
     #: (``Origin.unless_host``).
     unless_host: str = ""
+    #: The parameters whose truth the copy is made under (``if asynchronous:``): a caller that
+    #: passes a value of the other truth makes no such copy.
+    when: tuple[tuple[str, bool], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -206,6 +209,9 @@ class EventSink:
         self.d2h_copies: dict[int, object] = {}
         #: ids of the statements where an unsynchronised read was reported.
         self.d2h_read_statements: set[int] = set()
+        #: The `if` sides the interpreter is in that test a parameter of the function
+        #: (``if asynchronous:``): (parameter, the truth of the parameter there).
+        self.conditions: tuple[tuple[str, bool], ...] = ()
 
     @property
     def wants_constructions(self) -> bool:
@@ -289,7 +295,14 @@ class EventSink:
             if origin.parameter:
                 self.parameter_copies.append(
                     ParameterCopy(
-                        origin.parameter, call, api, device, copy_dst, statement, unless_host=origin.unless_host
+                        origin.parameter,
+                        call,
+                        api,
+                        device,
+                        copy_dst,
+                        statement,
+                        unless_host=origin.unless_host,
+                        when=self.conditions,
                     )
                 )
             if origin.attribute:

@@ -101,10 +101,14 @@ class Interpreter(Evaluator):
         self.resolve_captures()
 
     def _block(self, statements: list[cst.CSTNode]) -> None:
-        for statement in statements:
-            self._statement(statement)
-            if self.dead:
-                return  # the rest of the block is unreachable: its copies never run
+        outer = self.events.conditions  # (`if not fast: return ...` conditions the rest of the block)
+        try:
+            for statement in statements:
+                self._statement(statement)
+                if self.dead:
+                    return  # the rest of the block is unreachable: its copies never run
+        finally:
+            self.events.conditions = outer
 
     def _suite(self, suite: cst.BaseSuite) -> None:
         if type(suite) is cst.IndentedBlock:
@@ -157,6 +161,8 @@ class Interpreter(Evaluator):
         # One `if` (perhaps with an `else`), not an `elif` chain: what its test proves of names
         # being None holds on each side (see `prune_by_none_facts`).
         simple = type(statement.orelse) is not cst.If
+        # `if asynchronous:` on a parameter: the copies on each side are made under its truth.
+        condition = self._parameter_condition(statement.test) if simple else None
         if simple:
             flag = self.flag_of(statement.test)
             device_guard = self.device_type_of(statement.test) if flag is None else None
@@ -183,7 +189,11 @@ class Interpreter(Evaluator):
                 snapshot = dict(env.items()) if facts and not self.loop_stack else {}
                 self.prune_by_none_facts(facts)
                 self._flag_side(flag, body=True)
+                outer = self.events.conditions
+                if condition is not None:
+                    self.events.conditions = (*outer, condition)
                 self._suite(current.body)
+                self.events.conditions = outer
                 if not self.dead:
                     self.guard_by_none_facts(facts, snapshot, mark)
                 sides.append(self._flag_outcome(flag or device_guard, mark))
@@ -206,7 +216,11 @@ class Interpreter(Evaluator):
                 facts = none_facts(current.test, False) if simple else set()
                 snapshot = dict(env.items()) if facts and not self.loop_stack else {}
                 self.prune_by_none_facts(facts)
+                outer = self.events.conditions
+                if condition is not None:
+                    self.events.conditions = (*outer, (condition[0], not condition[1]))
                 self._suite(orelse.body)
+                self.events.conditions = outer
                 if not self.dead:
                     self.guard_by_none_facts(facts, snapshot, mark)
             sides.append(self._flag_outcome(flag or device_guard, mark))
@@ -229,8 +243,31 @@ class Interpreter(Evaluator):
             if body_leaves:
                 for key in refined:
                     self.on_host(key, before[key])
+                if condition is not None and statement.orelse is None:
+                    # `if not fast: return t.to(dev)`: the rest of the block runs where `fast` holds.
+                    self.events.conditions = (*self.events.conditions, (condition[0], not condition[1]))
         else:
             self.dead = True  # every branch leaves: nothing after the `if` runs
+
+    def _parameter_condition(self, test: cst.BaseExpression) -> tuple[str, bool] | None:
+        """``(p, True)`` for ``if p:``, ``(p, False)`` for ``if not p:``, ``p`` a parameter of the
+        function that still holds what the caller passed; else None."""
+        truth = True
+        while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+            test, truth = test.expression, not truth
+        if type(test) is not cst.Name or type(self.scope) is not cst.FunctionDef:
+            return None
+        params = self.scope.params
+        param = next(
+            (p for p in [*params.posonly_params, *params.params, *params.kwonly_params] if p.name.value == test.value),
+            None,
+        )
+        bound = self.env.get(test.value) or frozenset()
+        if param is not None and test.value in self.default_true_params and bound == TRUE:
+            return (test.value, truth)  # `fast=True`, not bound again (read as `TRUE`)
+        if param is None or len(bound) != 1 or next(iter(bound)).node is not param:
+            return None  # not a parameter, or bound again since
+        return (test.value, truth)
 
     def _flag_side(self, flag: tuple[str, bool] | None, *, body: bool) -> None:
         """Entering a side of an `if` on ``flag``: where the flag is false, it is (a copy

@@ -21,6 +21,7 @@ import libcst as cst
 
 from pinlint import torch_api
 from pinlint.analysis import objects
+from pinlint.analysis.builtins import constant_truth
 from pinlint.analysis.classes import _method_classes
 from pinlint.analysis.copy_text import MAY_COPY, may_copy
 from pinlint.analysis.cst_walk import children
@@ -762,7 +763,13 @@ class FileSummaries:
             argument = argument_for(function, call, name)
             if argument is None:
                 continue  # not passed here (its default is used)
-            if passes_parameter and len(copy.chain) < MAX_CHAIN and not field and not copy.unless_host:
+            if (
+                passes_parameter
+                and len(copy.chain) < MAX_CHAIN
+                and not field
+                and not copy.unless_host
+                and not copy.when
+            ):
                 # (A field of a parameter, or a copy another parameter may rule out, handed on:
                 # not followed further up.)
                 _forward(evaluator, function, call, argument, copy, items)
@@ -770,6 +777,8 @@ class FileSummaries:
                 continue  # this call makes it blocking, a dtype cast, or a copy to the host
             if copy.unless_host and _host_passed_for(evaluator, function, call, copy.unless_host):
                 continue  # `if t.device == home: return t` with the host for `home`: no copy
+            if any(_truth_passed_for(function, call, name) is (not truth) for name, truth in copy.when):
+                continue  # `if asynchronous:` and the call passes `False` (or leaves a false default)
             if field:
                 # The callee copies a field of the object: what this call's object holds there
                 # (not when the call hands the same object twice: the other parameter may change it).
@@ -1083,6 +1092,23 @@ def _host_passed_for(evaluator: Evaluator, function: cst.FunctionDef, call: cst.
         evaluator.value_of(passed) == HOST_DEVICE
         or classify_device(passed, evaluator.names.torch_function) is DeviceClass.HOST
     )
+
+
+def _truth_passed_for(function: cst.FunctionDef, call: cst.Call, name: str) -> bool | None:
+    """The truth of what ``call`` passes for parameter ``name`` when it is a literal (``False``,
+    ``None``, ``0``, ``True``, ``1``), or of its default when the call leaves it; else None."""
+    passed = argument_for(function, call, name)
+    if passed is None:
+        if any(a.star for a in call.args):
+            return None
+        params = function.params
+        param = next(
+            (p for p in [*params.posonly_params, *params.params, *params.kwonly_params] if p.name.value == name), None
+        )
+        passed = param.default if param is not None else None
+        if passed is None:
+            return None
+    return constant_truth(passed)
 
 
 def _default_of(function: cst.FunctionDef, name: str) -> str | None:
