@@ -175,8 +175,8 @@ class Evaluator:
         #: Dicts this function stores items into by a computed key (``d[k] = t``).
         self._keyed_stores: set[str] = set()
         #: name -> whether this scope only reads the dict it holds (``dict_uses.only_read``).
-        self._only_read: dict[str, bool] = {}
-        self._only_read_fields: dict[str, bool] = {}
+        #: (name, fields) -> whether this scope only reads the dict (the object's fields) it holds.
+        self._only_read: dict[tuple[str, bool], bool] = {}
         #: Whether the function replaces some tensor's memory in place (``fields_trusted``).
         self._replaces_memory: bool | None = None
         #: id(argument) -> what the list (dict) it names held when handed to a call (the call
@@ -922,9 +922,12 @@ class Evaluator:
 
     def only_reads(self, name: str) -> bool:
         """This scope only reads the dict ``name`` holds (asked again at each walk of a loop)."""
-        if name not in self._only_read:
-            self._only_read[name] = only_read(self.scope, name)
-        return self._only_read[name]
+        return self._reads_only(name, fields=False)
+
+    def _reads_only(self, name: str, *, fields: bool) -> bool:
+        if (name, fields) not in self._only_read:
+            self._only_read[(name, fields)] = only_read(self.scope, name, fields=fields)
+        return self._only_read[(name, fields)]
 
     def parameter_items(self, node: cst.BaseExpression, call: cst.Call) -> Value | None:
         """For a list parameter this function only reads, but for handing it to ``call`` (a
@@ -944,12 +947,9 @@ class Evaluator:
         holder, _, attr = key.partition(".")
         if not attr or "." in attr or holder in ("self", "cls") or key in self.env:
             return None
-        base = self.env.get(holder) or frozenset()
-        if len(base) != 1 or next(iter(base)).parameter != holder or not self._own_parameter(holder):
+        if not self._own_parameter(holder):
             return None  # not the parameter (rebound, or an item of one)
-        if holder not in self._only_read_fields:
-            self._only_read_fields[holder] = only_read(self.scope, holder, fields=True)
-        if not self._only_read_fields[holder]:
+        if not self._reads_only(holder, fields=True):
             return None  # a method call, a write or a hand-over may have replaced the field
         return frozenset({Origin(Kind.UNKNOWN, what=f"`{key}` of a parameter", parameter=key)})
 
@@ -1428,9 +1428,9 @@ class Evaluator:
         (``t.data = p``, ``t.set_(p)``, ``swap_tensors``: a field may be that tensor), and no
         nested function or lambda names the object (it may change a field when it runs)."""
         if self._replaces_memory is None:
-            text = getattr(self.summaries, "text", "")
-            # (In this function, or in a helper of the file it may hand a field to.)
-            self._replaces_memory = _replaces_memory(self.scope) or any(m in text for m in _MEMORY_REPLACING_TEXT)
+            # (In this function: a call is assumed to replace no tensor's memory, as for tensors
+            # handed to it directly.)
+            self._replaces_memory = _replaces_memory(self.scope)
         if self._replaces_memory:
             return False
         key = dotted(node)
@@ -1725,8 +1725,8 @@ def _mixed(elements: Value) -> bool:
     return Kind.PAGEABLE in found and bool(found & {Kind.PINNED, Kind.HOST, Kind.DEVICE})
 
 
-#: Text of a file that replaces some tensor's memory in place.
-_MEMORY_REPLACING_TEXT = (".set_(", "swap_tensors")  # (`x.data =` is also a common attribute name)
+#: Names that swap two tensors' memory (``torch.utils.swap_tensors``), however imported.
+_SWAPPING_NAMES = frozenset(f.rsplit(".", 1)[-1] for f in torch_api.MEMORY_SWAPPING_FUNCTIONS)
 
 
 def _replaces_memory(scope: cst.CSTNode) -> bool:
@@ -1735,7 +1735,7 @@ def _replaces_memory(scope: cst.CSTNode) -> bool:
     while stack:
         node = stack.pop()
         if type(node) is cst.Attribute and (
-            node.attr.value in torch_api.STORAGE_REPLACING_METHODS or node.attr.value == "swap_tensors"
+            node.attr.value in torch_api.STORAGE_REPLACING_METHODS or node.attr.value in _SWAPPING_NAMES
         ):
             return True
         if type(node) is cst.AssignTarget and type(node.target) is cst.Attribute:
@@ -1744,7 +1744,7 @@ def _replaces_memory(scope: cst.CSTNode) -> bool:
                 type(owner) is cst.Name and owner.value == "self"
             ):
                 return True  # `t.data = p` (`self.data = x` is an attribute of the object's own)
-        if type(node) is cst.Name and node.value == "swap_tensors":
+        if type(node) is cst.Name and node.value in _SWAPPING_NAMES:
             return True
         stack.extend(children(node))
     return False

@@ -13,6 +13,9 @@ Every bail-out (a value becomes ``unknown``) says why in a comment: precision fi
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import libcst as cst
 
 from pinlint import torch_api
@@ -189,11 +192,8 @@ class Interpreter(Evaluator):
                 snapshot = dict(env.items()) if facts and not self.loop_stack else {}
                 self.prune_by_none_facts(facts)
                 self._flag_side(flag, body=True)
-                outer = self.events.conditions
-                if condition is not None:
-                    self.events.conditions = (*outer, condition)
-                self._suite(current.body)
-                self.events.conditions = outer
+                with self._under(condition):
+                    self._suite(current.body)
                 if not self.dead:
                     self.guard_by_none_facts(facts, snapshot, mark)
                 sides.append(self._flag_outcome(flag or device_guard, mark))
@@ -216,11 +216,8 @@ class Interpreter(Evaluator):
                 facts = none_facts(current.test, False) if simple else set()
                 snapshot = dict(env.items()) if facts and not self.loop_stack else {}
                 self.prune_by_none_facts(facts)
-                outer = self.events.conditions
-                if condition is not None:
-                    self.events.conditions = (*outer, (condition[0], not condition[1]))
-                self._suite(orelse.body)
-                self.events.conditions = outer
+                with self._under((condition[0], not condition[1]) if condition is not None else None):
+                    self._suite(orelse.body)
                 if not self.dead:
                     self.guard_by_none_facts(facts, snapshot, mark)
             sides.append(self._flag_outcome(flag or device_guard, mark))
@@ -249,25 +246,28 @@ class Interpreter(Evaluator):
         else:
             self.dead = True  # every branch leaves: nothing after the `if` runs
 
+    @contextmanager
+    def _under(self, condition: tuple[str, bool] | None) -> Iterator[None]:
+        """Copies recorded inside are made where ``condition`` (a parameter's truth) holds."""
+        outer = self.events.conditions
+        if condition is not None:
+            self.events.conditions = (*outer, condition)
+        try:
+            yield
+        finally:
+            self.events.conditions = outer
+
     def _parameter_condition(self, test: cst.BaseExpression) -> tuple[str, bool] | None:
         """``(p, True)`` for ``if p:``, ``(p, False)`` for ``if not p:``, ``p`` a parameter of the
         function that still holds what the caller passed; else None."""
         truth = True
         while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
             test, truth = test.expression, not truth
-        if type(test) is not cst.Name or type(self.scope) is not cst.FunctionDef:
+        if type(test) is not cst.Name:
             return None
-        params = self.scope.params
-        param = next(
-            (p for p in [*params.posonly_params, *params.params, *params.kwonly_params] if p.name.value == test.value),
-            None,
-        )
-        bound = self.env.get(test.value) or frozenset()
-        if param is not None and test.value in self.default_true_params and bound == TRUE:
+        if test.value in self.default_true_params and self.env.get(test.value) == TRUE:
             return (test.value, truth)  # `fast=True`, not bound again (read as `TRUE`)
-        if param is None or len(bound) != 1 or next(iter(bound)).node is not param:
-            return None  # not a parameter, or bound again since
-        return (test.value, truth)
+        return (test.value, truth) if self._own_parameter(test.value) else None
 
     def _flag_side(self, flag: tuple[str, bool] | None, *, body: bool) -> None:
         """Entering a side of an `if` on ``flag``: where the flag is false, it is (a copy

@@ -28,6 +28,14 @@ def dotted(node: cst.BaseExpression) -> str | None:
     return None
 
 
+def named_parameter(function: cst.FunctionDef, name: str) -> cst.Param | None:
+    """The parameter ``name`` of ``function`` (not ``*args``/``**kwargs``), if it has one."""
+    params = function.params
+    return next(
+        (p for p in (*params.posonly_params, *params.params, *params.kwonly_params) if p.name.value == name), None
+    )
+
+
 def flatten_targets(node: cst.BaseExpression) -> list[cst.BaseExpression]:
     if type(node) in (cst.Tuple, cst.List):
         out: list[cst.BaseExpression] = []

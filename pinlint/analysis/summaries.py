@@ -33,7 +33,7 @@ from pinlint.analysis.file_text import FileText
 from pinlint.analysis.names import FileNames
 from pinlint.analysis.parse import parse
 from pinlint.analysis.positions import Positions
-from pinlint.analysis.scopes import dotted, iter_statements
+from pinlint.analysis.scopes import dotted, iter_statements, named_parameter
 from pinlint.analysis.triage import Segment, segment_for, segment_text
 from pinlint.analysis.values import HOST_DEVICE, HOST_KINDS, PYDATA, UNKNOWN, Kind, Value, is_true, only, replayed
 
@@ -1076,56 +1076,40 @@ def _device_fits(
 def _host_passed_for(evaluator: Evaluator, function: cst.FunctionDef, call: cst.Call, name: str) -> bool:
     """``call`` passes the host's device for parameter ``name`` (or leaves it to a host default,
     or may set it through ``*args``/``**kwargs``)."""
-    passed = argument_for(function, call, name)
-    if passed is None:
-        if any(a.star for a in call.args):
-            return True  # which value it gets is not visible
-        params = function.params
-        param = next(
-            (p for p in [*params.posonly_params, *params.params, *params.kwonly_params] if p.name.value == name), None
-        )
-        passed = param.default if param is not None else None
-        if passed is None:
-            return True
-        return classify_device(passed, evaluator.names.torch_function) is DeviceClass.HOST
+    given = _passed_or_default(function, call, name)
+    if given is None:
+        return True  # not visible: perhaps the host
     return (
-        evaluator.value_of(passed) == HOST_DEVICE
-        or classify_device(passed, evaluator.names.torch_function) is DeviceClass.HOST
+        evaluator.value_of(given) == HOST_DEVICE
+        or classify_device(given, evaluator.names.torch_function) is DeviceClass.HOST
     )
 
 
 def _truth_passed_for(function: cst.FunctionDef, call: cst.Call, name: str) -> bool | None:
     """The truth of what ``call`` passes for parameter ``name`` when it is a literal (``False``,
     ``None``, ``0``, ``True``, ``1``), or of its default when the call leaves it; else None."""
+    given = _passed_or_default(function, call, name)
+    return constant_truth(given) if given is not None else None
+
+
+def _passed_or_default(function: cst.FunctionDef, call: cst.Call, name: str) -> cst.BaseExpression | None:
+    """The argument ``call`` passes for parameter ``name``, else its default when no
+    ``*args``/``**kwargs`` of the call may set it; None when neither is visible."""
     passed = argument_for(function, call, name)
-    if passed is None:
-        if any(a.star for a in call.args):
-            return None
-        params = function.params
-        param = next(
-            (p for p in [*params.posonly_params, *params.params, *params.kwonly_params] if p.name.value == name), None
-        )
-        passed = param.default if param is not None else None
-        if passed is None:
-            return None
-    return constant_truth(passed)
+    if passed is not None or any(a.star for a in call.args):
+        return passed
+    param = named_parameter(function, name)
+    return param.default if param is not None else None
 
 
 def _default_of(function: cst.FunctionDef, name: str) -> str | None:
     """The default of parameter ``name`` when it is a plain name (``None``, ``True``)."""
-    params = function.params
-    for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
-        if param.name.value == name and type(param.default) is cst.Name:
-            return param.default.value
-    return None
+    param = named_parameter(function, name)
+    return param.default.value if param is not None and type(param.default) is cst.Name else None
 
 
 def _has_true_default(function: cst.FunctionDef, name: str) -> bool:
-    params = function.params
-    for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
-        if param.name.value == name:
-            return type(param.default) is cst.Name and param.default.value == "True"
-    return False
+    return _default_of(function, name) == "True"
 
 
 #: Defaults a parameter may have that are Python data (a number, a string, a flag, None).
@@ -1133,17 +1117,17 @@ _LITERAL_DEFAULTS = (cst.Integer, cst.Float, cst.SimpleString)
 
 
 def _arguments(
-    evaluator: Evaluator, function: cst.FunctionDef, call: cst.Call, summaries: FileSummaries | None = None
+    evaluator: Evaluator, function: cst.FunctionDef, call: cst.Call, summaries: FileSummaries
 ) -> Callable[[str], Value | None]:
     """The caller's value for each parameter of ``function`` that ``call`` sets: the argument
-    passed, or a literal default (``scale=2``); None when neither is visible. (With the caller's
-    ``summaries``, the fields of an object passed too.)"""
+    passed (a field of an object passed, ``"batch.ids"``, as the caller's ``summaries`` know it),
+    or a literal default (``scale=2``); None when neither is visible."""
 
     def passed(name: str) -> Value | None:
         if "." in name:
             holder, _, field = name.partition(".")
             argument = argument_for(function, call, holder)
-            if argument is None or summaries is None:
+            if argument is None:
                 return None
             return summaries.field_of_argument(evaluator, argument, field)
         name, items = _item_parameter(name)
@@ -1159,16 +1143,14 @@ def _arguments(
             return evaluator.value_of(argument)
         if any(a.star for a in call.args):
             return None  # `*args`/`**kwargs` may set it
-        params = function.params
-        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-            if param.name.value == name and param.default is not None:
-                default = param.default
-                if isinstance(default, cst.SimpleString) and default.evaluated_value == "cpu":
-                    return HOST_DEVICE
-                if isinstance(default, _LITERAL_DEFAULTS) or (
-                    isinstance(default, cst.Name) and default.value in ("None", "True", "False")
-                ):
-                    return PYDATA
+        param = named_parameter(function, name)
+        default = param.default if param is not None else None
+        if isinstance(default, cst.SimpleString) and default.evaluated_value == "cpu":
+            return HOST_DEVICE
+        if isinstance(default, _LITERAL_DEFAULTS) or (
+            isinstance(default, cst.Name) and default.value in ("None", "True", "False")
+        ):
+            return PYDATA
         return None
 
     return passed
