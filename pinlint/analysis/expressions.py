@@ -83,6 +83,8 @@ class Summaries(Protocol):
 
     def module_constant_truth(self, name: str) -> bool | None: ...
 
+    def text_may_replace_memory(self) -> bool: ...
+
 
 class Evaluator:
     """The expression half of the interpreter (``Interpreter`` adds statements)."""
@@ -1429,8 +1431,10 @@ class Evaluator:
         nested function or lambda names the object (it may change a field when it runs)."""
         if self._replaces_memory is None:
             # (In this function: a call is assumed to replace no tensor's memory, as for tensors
-            # handed to it directly.)
-            self._replaces_memory = _replaces_memory(self.scope)
+            # handed to it directly.) The file's text is asked first: most files name none of
+            # these, and the walk of every node is a tenth of some files' analysis.
+            may = self.summaries is None or self.summaries.text_may_replace_memory()
+            self._replaces_memory = may and _replaces_memory(self.scope)
         if self._replaces_memory:
             return False
         key = dotted(node)

@@ -108,6 +108,7 @@ class FileSummaries:
         self._not_run_memo: dict[int, bool] = {}
         #: class -> the parameters its ``__init__`` stores as attributes (see ``objects``).
         self.init_stores: dict[str, dict[str, tuple[int | None, str]]] = {}
+        self._may_replace_memory: bool | None = None
         #: def line -> the depth its interpretation in ``_parsed`` was made at.
         self._parsed_depth: dict[int, int] = {}
         #: def line -> the text of its segment (read to decide whether to parse it).
@@ -625,6 +626,13 @@ class FileSummaries:
     def host_device_constant(self, name: str) -> bool:
         """``name`` is this module's constant for the host device (``CPU = torch.device("cpu")``)."""
         return self.scan.host_device_constant(name)
+
+    def text_may_replace_memory(self) -> bool:
+        """Whether the file's text names what may replace a tensor's memory in place (a cheap
+        over-approximation of ``expressions._replaces_memory`` for all its functions)."""
+        if self._may_replace_memory is None:
+            self._may_replace_memory = _MEMORY_REPLACING_TEXT.search(self.text) is not None
+        return self._may_replace_memory
 
     def module_constant_truth(self, name: str) -> bool | None:
         """The truth of this module's literal constant ``name`` (``USE_STAGE = True``), if it is one."""
@@ -1170,6 +1178,16 @@ def _may_return(text: str) -> bool:
 
 
 #: ``class Name(...)`` header lines (not constructions of the class).
+#: Over-approximates ``expressions._replaces_memory`` on text: a name of a storage-replacing method
+#: or swapping function anywhere, or a storage attribute followed by ``=`` (not ``==``), through
+#: spaces, continuations, closing parentheses and comments.
+_MEMORY_REPLACING_TEXT = re.compile(
+    "|".join(
+        [rf"\b{re.escape(m)}\b" for m in sorted(torch_api.STORAGE_REPLACING_METHODS)]
+        + [rf"\b{re.escape(f.rsplit('.', 1)[-1])}\b" for f in sorted(torch_api.MEMORY_SWAPPING_FUNCTIONS)]
+        + [rf"\.[\s\\]*{re.escape(a)}\b(?:[\s\\)]|#[^\n]*)*=(?!=)" for a in sorted(torch_api.STORAGE_ATTRIBUTES)]
+    )
+)
 _CLASS_LINES = re.compile(r"^[ \t]*class[ \t]+\w+.*$", re.M)
 
 
