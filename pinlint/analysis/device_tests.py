@@ -115,3 +115,42 @@ def compared_to_another_device(test: cst.BaseExpression) -> tuple[str, bool, cst
         return None  # a literal or `torch.device("cpu")`: decided by where `t` is
     key = dotted(left.value)
     return (key, type(comparison.operator) is cst.NotEqual, right) if key else None
+
+
+def host_side(test: cst.BaseExpression) -> tuple[str, bool] | None:
+    """``t.is_cuda``, ``t.is_cpu``, ``t.device.type == "cuda"`` (``!=``, ``"cpu"``, through
+    ``not``): the chain ``t`` and the truth of the test on the side where ``t`` may be on the host.
+    There a tensor known to be on the host is still what it was; which side runs for any other
+    tensor is decided at run time. (``and``/``or`` of tests: None.)"""
+    holds = True
+    while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
+        test, holds = test.expression, not holds
+    if type(test) is cst.Attribute and test.attr.value in _PLACE_PROPERTIES:
+        key = dotted(test.value)
+        return (key, holds == _PLACE_PROPERTIES[test.attr.value]) if key else None
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return None
+    comparison = test.comparisons[0]
+    left = test.left
+    if (
+        type(comparison.operator) not in (cst.Equal, cst.NotEqual)
+        or type(comparison.comparator) is not cst.SimpleString
+        or type(left) is not cst.Attribute
+        or left.attr.value != "type"
+        or type(left.value) is not cst.Attribute
+        or left.value.attr.value != "device"
+    ):
+        return None
+    text = comparison.comparator.evaluated_value
+    if not isinstance(text, str):
+        return None
+    key = dotted(left.value.value)
+    if not key:
+        return None
+    # `== "cpu"` holds on the host; `== "cuda"` (any other type) does not; `!=` the other way.
+    on_host = (text == "cpu") == (type(comparison.operator) is cst.Equal)
+    return (key, holds == on_host)
+
+
+#: A tensor's boolean place properties -> their value for a tensor on the host.
+_PLACE_PROPERTIES = {"is_cuda": False, "is_cpu": True, "is_meta": False}

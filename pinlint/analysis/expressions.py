@@ -18,7 +18,7 @@ from pinlint.analysis import d2h, objects, torch_semantics
 from pinlint.analysis.budget import _DEADLINE_EVERY, SCOPE_STEP_BUDGET, BudgetExceeded
 from pinlint.analysis.builtins import READ_ONLY_BUILTINS, constant_truth, never_iterates, repeats_a_list
 from pinlint.analysis.cst_walk import EXPRESSION_TYPES, children, mentioned
-from pinlint.analysis.device_tests import compared_to_another_device
+from pinlint.analysis.device_tests import compared_to_another_device, host_side
 from pinlint.analysis.devices import DeviceClass, classify_device
 from pinlint.analysis.dict_uses import key_decides, only_read, rekeyed_in_walk
 from pinlint.analysis.env import Env
@@ -1071,6 +1071,11 @@ class Evaluator:
         key = dotted(node.value)
         if key is None:
             return None
+        position = _literal_index(node.slice[0].slice.value)
+        if position is not None and key not in self.lists_changed:
+            held = self._tuple_items(key)
+            if held is not None and position < len(held):
+                return held[position]  # `pair[0]` of `pair = (t, 1)`: exactly t
         if (
             name is not None
             and key not in self.lists_changed
@@ -1086,6 +1091,18 @@ class Evaluator:
                 continue
             return elements if _agree(elements) else None
         return None
+
+    def _tuple_items(self, key: str) -> list[Value] | None:
+        """The items of the tuple display bound to ``key`` in this function, else None. (Not
+        when a nested function or lambda names it: it may bind it again when it runs.)"""
+        found: list[Value] = []
+        while key + TUPLE_ITEM % len(found) in self.env:
+            found.append(self.env.get(key + TUPLE_ITEM % len(found)) or UNKNOWN)
+        if not found:
+            return None
+        if (self.local_functions or self._lambdas) and key.split(".", 1)[0] in self._named_by_local_functions():
+            return None
+        return found
 
     # ------------------------------------------------------------------ calls
     def _library_source(self, func: cst.BaseExpression) -> str | None:
@@ -1500,6 +1517,7 @@ class Evaluator:
         too)."""
         self.uncalled_is_pinned(test)
         compared, differ_when, target = compared_to_another_device(test) or (None, True, None)
+        hosted, host_when = host_side(test) or (None, True)
         kept: dict[str, Value] = {}
         for key in device_tested(test):
             before = self.env.get(key) if key in self.env else self.parameter_field(key)
@@ -1512,6 +1530,11 @@ class Evaluator:
                 kept_value = self._kept_past_device_test(before, target)
                 if kept_value is not None:
                     kept[key] = kept_value
+            elif key == hosted and copied_from and Kind.DEVICE not in known:
+                # `if t.is_cuda: return t`: where t may be on the host, it is what it was (a
+                # pageable tensor; a parameter, whose callers' host tensors take that side).
+                kept[key] = before
+                differ_when = host_when
             self.env.set(key, UNKNOWN)
         return kept, differ_when
 
@@ -1779,6 +1802,16 @@ def distinct_keys(node: cst.Dict) -> bool:
         return True
     keys = [e.key.evaluated_value if type(e.key) is cst.SimpleString else None for e in node.elements]  # type: ignore[union-attr]
     return all(isinstance(k, str) for k in keys) and len(set(keys)) == len(keys)
+
+
+#: The key suffix of a tuple display's item at a position (``pair.(0)``).
+TUPLE_ITEM = ".(%d)"
+
+
+def _literal_index(node: cst.BaseExpression) -> int | None:
+    """``0``, ``1``: a non-negative integer literal index, else None. (Not ``-1``: paths that
+    bind tuples of other lengths join their items position by position from the start.)"""
+    return node.evaluated_value if type(node) is cst.Integer else None  # type: ignore[return-value]
 
 
 def literal_key(node: cst.BaseExpression) -> str | None:

@@ -26,7 +26,7 @@ from pinlint.analysis.cst_walk import children, mentioned
 from pinlint.analysis.device_tests import on_host_when
 from pinlint.analysis.devices import DeviceClass, classify_device
 from pinlint.analysis.env import Changes, join, list_key
-from pinlint.analysis.expressions import Evaluator, distinct_keys, literal_key
+from pinlint.analysis.expressions import TUPLE_ITEM, Evaluator, distinct_keys, literal_key
 from pinlint.analysis.scopes import dotted, flatten_targets, iter_statements
 from pinlint.analysis.values import (
     FIELD_ITEM,
@@ -729,6 +729,10 @@ class Interpreter(Evaluator):
                     [self.tuple_parts(e.value) if type(e) is cst.Element else None for e in value_node.elements],
                     fresh=True,
                 )
+            parts = self.tuple_parts(value_node) if type(value_node) is cst.Tuple else None
+            for i, part in enumerate(parts or ()):
+                # `pair = (t, 1)`: a tuple never changes, so `pair[0]` is t (see `_item`).
+                self.env.set(key + TUPLE_ITEM % i, part)
         elif type(value_node) is cst.ListComp:
             self.set_elements(key, ".[]", self.value_of(value_node.elt))
             self.set_positions(key, [self.tuple_parts(value_node.elt)], fresh=True)
