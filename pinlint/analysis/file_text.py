@@ -314,6 +314,27 @@ class FileText:
         ]
         return starts[0] if len(starts) == 1 else None
 
+    def own_method_start(self, class_name: str, name: str) -> int | None:
+        """0-based ``def`` line of method ``name`` in the body of class ``class_name`` itself (one
+        def at the body's indentation, not in a nested class): what an object made by calling
+        that class runs, whatever its bases or subclasses define. None when it has no such def."""
+        family = self.family(class_name)
+        if family is None:
+            return None
+        own = [c for c in family if c.name == class_name]
+        if len(own) != 1:
+            return None
+        cls = own[0]
+        indent = _body_indent(self.lines, cls)
+        starts = [
+            line
+            for line, _ in self.defs(name)
+            if cls.start < line < cls.end
+            and _indent_width(self.lines[line]) == indent
+            and not any(c is not cls and cls.start < c.start < line < c.end for c in self.classes())
+        ]
+        return starts[0] if len(starts) == 1 else None
+
     def referenced_methods(self, class_name: str) -> frozenset[str]:
         """Methods of the class family that the file names without calling them (``s.repin``
         handed to a list of hooks, ``h = self.repin``): a call of an unknown callable may be
@@ -715,12 +736,16 @@ _STAR_IMPORT = re.compile(r"import[ \t]+\*")
 _IMPORT_STATEMENT = re.compile(r"[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import\b")
 
 
+def _indent_width(text: str) -> int:
+    return len(text[: len(text) - len(text.lstrip())].expandtabs())
+
+
 def _body_indent(lines: list[str], cls: ClassRange) -> int:
     """The indentation width of the class body's statements."""
     for row in range(cls.start + 1, cls.end):
         text = lines[row]
         if text.strip() and not text.lstrip().startswith("#"):
-            return len(text[: len(text) - len(text.lstrip())].expandtabs())
+            return _indent_width(text)
     return -1
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from pinlint.analysis.devices import DeviceClass, classify_device
+from pinlint.analysis.scopes import dotted
 from pinlint.analysis.values import HOST_DEVICE, Value, instance
 
 if TYPE_CHECKING:
@@ -160,7 +161,17 @@ def method(summaries: FileSummaries, base: Value, name: str) -> tuple[FileSummar
     if summaries.project is not None and summaries.project.stored_by_imports(summaries.names, name):
         return None  # a project module this file imports assigns `<x>.<name> = ...` (a monkeypatch at import)
     start = owner.scan.method_start(class_name, name)
+    if start is None and all(_made_by_calling(o.node, class_name) for o in base):
+        # `G3().send(t)`: an object made by calling the class itself runs the class's own
+        # method, whatever its bases (an abstract `send`) or subclasses define.
+        start = owner.scan.own_method_start(class_name, name)
     return (owner, start) if start is not None else None
+
+
+def _made_by_calling(node: cst.CSTNode | None, class_name: str) -> bool:
+    """``node`` is a call of the class by its name (``G3(...)``, ``mod.G3(...)``); not ``cls(...)``
+    in a classmethod, which a subclass calling it makes of its own class."""
+    return type(node) is cst.Call and (dotted(node.func) or "").rsplit(".", 1)[-1] == class_name
 
 
 def _summaries_of(summaries: FileSummaries, path: str) -> FileSummaries | None:
