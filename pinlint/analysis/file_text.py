@@ -65,7 +65,8 @@ class FileText:
         return self._family_memo[name]
 
     def attribute_lines(self, class_name: str, attr: str) -> list[int] | None:
-        """0-based lines of the class family's ``self.<attr> = ...``; None: not followable.
+        """0-based lines of the class family's ``self.<attr> = ...`` (``self.<attr>, self.b = ...`` too); None:
+        not followable.
         A text scan, memoised: a copying method asks for the same attribute again and again."""
         memo_key = (class_name, attr)
         if memo_key in self._attribute_memo:
@@ -299,6 +300,8 @@ class FileText:
             return False  # a method call: `self.x(...)`
         if _SELF_ASSIGNMENT.match(line) and before.strip() == "":
             return False  # the usual `self.x = ...`, which the scan follows
+        if _SELF_TUPLE_ASSIGNMENT.match(line) and _TUPLE_TARGET_PREFIX.match(before):
+            return False  # `self.a, self.b = ...`, which the scan follows too
         if after.startswith("[") or after.startswith(".") and not after.startswith(".data"):
             return False  # `self.x[i] = v`, `self.x.y = v`: writes into it, not a new value
         return bool(_DEL_OR_FOR.search(before)) or _before_assignment(after, _open_brackets(before))
@@ -549,6 +552,11 @@ class FileText:
             self._assign_index = {}
             for match in _SELF_ASSIGNMENT.finditer(self.text):
                 self._assign_index.setdefault(match.group(1), []).append(self.line_of(match.start()))
+            if "self." in self.text and "," in self.text:
+                for match in _SELF_TUPLE_ASSIGNMENT.finditer(self.text):
+                    line = self.line_of(match.start())
+                    for attr in _SELF_ATTRIBUTE.findall(match.group(1)):
+                        self._assign_index.setdefault(attr, []).append(line)
         return self._assign_index
 
     def _indirect_writes(self) -> tuple[set[str], list[int]]:
@@ -646,6 +654,12 @@ _REFERENCED_ATTRIBUTE = re.compile(r"\.([A-Za-z_]\w*)\b(?![ \t]*[(.=\w])")
 _TOP_LEVEL_ASSIGNMENT = re.compile(r"^([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
 _DEF_LINE = re.compile(r"^([ \t]*)(?:async[ \t]+)?def[ \t]+(\w+)[ \t]*\(", re.M)
 _SELF_ASSIGNMENT = re.compile(r"^[ \t]*self\.(\w+)[ \t]*(?::[^=\n]*)?=(?!=)", re.M)
+#: ``self.a, self.b = ...`` (also with plain names among the targets), on one line, unbracketed.
+_SELF_TUPLE_ASSIGNMENT = re.compile(
+    r"^[ \t]*((?:self\.\w+|[A-Za-z_]\w*)(?:[ \t]*,[ \t]*(?:self\.\w+|[A-Za-z_]\w*))+)[ \t]*,?[ \t]*=(?!=)", re.M
+)
+_TUPLE_TARGET_PREFIX = re.compile(r"^[ \t]*(?:(?:self\.\w+|[A-Za-z_]\w*)[ \t]*,[ \t]*)*$")
+_SELF_ATTRIBUTE = re.compile(r"\bself\.(\w+)")
 _CLASS_LEVEL_DECLARATION = re.compile(r"^[ \t]+(\w+)[ \t]*:[^=\n]*$", re.M)
 #: Where attributes are written by name: ``setattr(x, "a", v)``, ``object.__setattr__(x, "a", v)``
 #: (matched at the needle), ``x.__dict__[...]``/``x.__dict__.update(...)`` (searched on its line)
