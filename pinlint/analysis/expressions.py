@@ -479,10 +479,12 @@ class Evaluator:
             if (
                 value is None
                 and self.summaries is not None
-                and node.value in self.file_names.module_level_bindings
+                and (node.value in self.file_names.module_level_bindings or node.value in self.file_names.from_imports)
                 and self.summaries.host_device_constant(node.value)
             ):
-                return HOST_DEVICE  # `CPU = torch.device("cpu")` at module level, never rebound
+                # `CPU = torch.device("cpu")` at module level, never rebound (here, or in the
+                # project module this file imports it from)
+                return HOST_DEVICE
             # Unbound here: a global, builtin or closure.
             return UNKNOWN if value is None else value
         if type(node) is cst.Attribute:

@@ -385,6 +385,16 @@ class FileText:
                 return True  # a def under a module-level `if`/`try`
         return self._assigned_at_module_level(name)
 
+    def bound_only_by_import(self, name: str) -> bool:
+        """No module code binds ``name`` but its import: no assignment (also under ``if``/``try``),
+        ``def`` or class of that name at module level, no ``global`` of it, no star import."""
+        if self.reassigned(name) or self.top_level_classes(name) or self._assigned_at_module_level(name):
+            return False
+        return not any(
+            not indented or (self.enclosing_def(line) is None and self.class_at(line) is None)
+            for line, indented in self.defs(name)
+        )
+
     def _assigned_at_module_level(self, name: str) -> bool:
         """An assignment names ``name`` in module code (at any depth outside functions and class
         bodies: under `if`/`try`), not as a local of some function."""

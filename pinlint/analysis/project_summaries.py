@@ -156,6 +156,20 @@ class ProjectSummaries:
             )
         return self._patched[key]
 
+    def imported_host_device_constant(self, names: FileNames, local: str) -> bool:
+        """``local`` is bound by importing a project module's constant for the host device
+        (``from pkg.consts import CPU``, where ``CPU = torch.device("cpu")`` is bound once and
+        never rebound there)."""
+        source = names.from_imports.get(local)
+        if source is None or source == AMBIGUOUS_IMPORT:
+            return False
+        level, module, original = source
+        if not level and module.split(".", 1)[0] in LIBRARY_ROOTS:
+            return False  # a library's name (`from torch import ...`): not the project's constant
+        path = self.modules.module_file(level, module)
+        read = self.modules.read(path) if path is not None else None
+        return read is not None and read.scan.host_device_constant(original)
+
     def _imported_project_modules(self, names: FileNames) -> Iterator[SourceFile]:
         """The project modules this file imports (the first few: the standard library and torch
         patch nothing of the project's), read lazily."""

@@ -624,8 +624,17 @@ class FileSummaries:
         return [argument for argument in arguments if argument is not None]
 
     def host_device_constant(self, name: str) -> bool:
-        """``name`` is this module's constant for the host device (``CPU = torch.device("cpu")``)."""
-        return self.scan.host_device_constant(name)
+        """``name`` is this module's constant for the host device (``CPU = torch.device("cpu")``),
+        or one it imports from a project module, never bound again here."""
+        if self.scan.host_device_constant(name):
+            return True
+        return (
+            self.project is not None
+            and name in self.names.from_imports
+            and name not in self.names.ambiguous_modules  # `import x as name` too
+            and self.scan.bound_only_by_import(name)
+            and self.project.imported_host_device_constant(self.names, name)
+        )
 
     def text_may_replace_memory(self) -> bool:
         """Whether the file's text names what may replace a tensor's memory in place (a cheap
