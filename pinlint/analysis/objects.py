@@ -12,14 +12,17 @@ a method also assigns (``__post_init__`` may replace it).
 
 from __future__ import annotations
 
+import ast
 import re
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from pinlint import torch_api
 from pinlint.analysis.devices import DeviceClass, classify_device
 from pinlint.analysis.scopes import dotted
-from pinlint.analysis.values import HOST_DEVICE, Value, instance
+from pinlint.analysis.values import HOST, HOST_DEVICE, Value, instance
 
 if TYPE_CHECKING:
     from pinlint.analysis.classes import ClassRange
@@ -71,6 +74,22 @@ def construct(summaries: FileSummaries, evaluator: Evaluator, call: cst.Call) ->
                 arg = positional_args[position]
             if arg is not None:
                 fields[attr] = _field_value(evaluator, arg.value)
+    if (
+        declared is None
+        and not any(arg.star for arg in call.args)
+        and not owner.scan.opaque_family(cls.name)
+        and all(b in known for b in cls.bases)
+    ):
+        positional_args = [a for a in call.args if a.keyword is None]
+        for attr, (position, name, host_default) in _allocated_by_init(owner, cls).items():
+            arg = next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+            if arg is None and position is not None and position < len(positional_args):
+                arg = positional_args[position]
+            host = host_default if arg is None else _field_value(evaluator, arg.value) == HOST_DEVICE
+            if host:
+                # `Builder(n, "cpu")` with `self.buf = torch.empty(n, device=device)` in `__init__`:
+                # a host tensor there (pinned or not: not a source of findings, a copy's host end).
+                fields.setdefault(attr, HOST)
     if declared is not None and not any(arg.star for arg in call.args):
         positional = [a for a in call.args if a.keyword is None]
         inherits = any(b not in ("NamedTuple", "object") for b in cls.bases)
@@ -358,49 +377,123 @@ def _declared_fields(summaries: FileSummaries, cls: ClassRange) -> list[str] | N
     return fields
 
 
-def _stored_by_init(summaries: FileSummaries, cls: ClassRange) -> dict[str, tuple[int | None, str]]:
-    """``self.x = x`` statements of the class's own ``__init__`` that always run and store a
-    parameter as it was passed: parameter -> (its position after ``self``, or None when
-    keyword-only; the attribute). Only attributes the class family assigns nowhere else."""
-    import ast
+def _own_init(summaries: FileSummaries, cls: ClassRange) -> ast.FunctionDef | None:
+    """The class's own ``__init__``, parsed with ``ast``; None when it has none (a base's runs),
+    it is decorated, or it takes ``*args``/``**kwargs`` (which argument is which is not visible)."""
     import textwrap
 
     from pinlint.analysis.triage import segment_for, segment_text
 
-    memo = summaries.init_stores
-    if cls.name in memo:
-        return memo[cls.name]
-    found: dict[str, tuple[int | None, str]] = {}
-    memo[cls.name] = found
     start = summaries.scan.method_start(cls.name, "__init__")
     if start is None or not cls.start < start < cls.end or summaries.lines[start - 1].lstrip().startswith("@"):
-        return found  # no `__init__` of its own (a base's runs), or a decorated one
+        return None
     text = segment_text(summaries.lines, segment_for(summaries.lines, start))
     try:
         tree = ast.parse(textwrap.dedent(text or ""))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return found
+        return None
     init = tree.body[0] if tree.body else None
     if not isinstance(init, ast.FunctionDef) or init.args.vararg or init.args.kwarg:
-        return found  # `*args`/`**kwargs`: which argument is which is not visible
-    params = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
-    keyword_only = [a.arg for a in init.args.kwonlyargs]
+        return None
+    return init
+
+
+def _init_statements(
+    summaries: FileSummaries, cls: ClassRange
+) -> Iterator[tuple[ast.stmt, set[str], ast.Attribute | None]]:
+    """The top-level statements of the class's own ``__init__`` that always run, each with the
+    names bound before it and its ``self.<attr>`` target when it assigns one attribute that the
+    class family assigns nowhere else."""
+    init = _own_init(summaries, cls)
+    if init is None:
+        return
     rebound: set[str] = set()
     for statement in init.body:
         if isinstance(statement, (ast.Return, ast.Raise)):
             break  # what follows may not run
         target = statement.targets[0] if isinstance(statement, ast.Assign) and len(statement.targets) == 1 else None
-        if (
-            isinstance(target, ast.Attribute)
-            and isinstance(target.value, ast.Name)
-            and target.value.id == "self"
-            and isinstance(statement.value, ast.Name)  # type: ignore[union-attr]
-            and statement.value.id not in rebound  # type: ignore[union-attr]
-        ):
-            name = statement.value.id  # type: ignore[union-attr]
+        single = None
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
             lines = summaries.scan.attribute_lines(cls.name, target.attr)
-            if (name in params or name in keyword_only) and lines is not None and len(lines) == 1:
-                position = params.index(name) if name in params else None
-                found.setdefault(name, (position, target.attr))
+            single = target if lines is not None and len(lines) == 1 else None
+        yield statement, rebound, single
         rebound.update(n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+
+
+def _init_parameters(init: ast.FunctionDef) -> tuple[list[str], list[str]]:
+    """The positional parameters after ``self``, and the keyword-only ones."""
+    return [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:], [a.arg for a in init.args.kwonlyargs]
+
+
+def _stored_by_init(summaries: FileSummaries, cls: ClassRange) -> dict[str, tuple[int | None, str]]:
+    """``self.x = x`` statements of the class's own ``__init__`` that always run and store a
+    parameter as it was passed: parameter -> (its position after ``self``, or None when
+    keyword-only; the attribute). Only attributes the class family assigns nowhere else."""
+    memo = summaries.init_stores
+    if cls.name in memo:
+        return memo[cls.name]
+    found: dict[str, tuple[int | None, str]] = {}
+    memo[cls.name] = found
+    init = _own_init(summaries, cls)
+    if init is None:
+        return found
+    params, keyword_only = _init_parameters(init)
+    for statement, rebound, target in _init_statements(summaries, cls):
+        value = statement.value if isinstance(statement, ast.Assign) else None
+        if target is not None and isinstance(value, ast.Name) and value.id not in rebound:
+            if value.id in params or value.id in keyword_only:
+                position = params.index(value.id) if value.id in params else None
+                found.setdefault(value.id, (position, target.attr))
     return found
+
+
+def _allocated_by_init(summaries: FileSummaries, cls: ClassRange) -> dict[str, tuple[int | None, str, bool]]:
+    """``self.buf = torch.empty(n, device=device)`` statements of the class's own ``__init__``
+    that always run, ``device`` a parameter as it was passed: attribute -> (the parameter's
+    position after ``self``, or None when keyword-only; the parameter; whether its default is the
+    host). Only attributes the class family assigns nowhere else: a construction passing the
+    host for it makes a host tensor there."""
+    memo = summaries.init_allocations
+    if cls.name in memo:
+        return memo[cls.name]
+    found: dict[str, tuple[int | None, str, bool]] = {}
+    memo[cls.name] = found
+    init = _own_init(summaries, cls)
+    if init is None:
+        return found
+    params, keyword_only = _init_parameters(init)
+    for statement, rebound, target in _init_statements(summaries, cls):
+        value = statement.value if isinstance(statement, ast.Assign) else None
+        if target is None or not isinstance(value, ast.Call) or not _torch_factory(summaries, value.func):
+            continue
+        device = next((k.value for k in value.keywords if k.arg == "device"), None)
+        if any(k.arg is None for k in value.keywords) or not isinstance(device, ast.Name):
+            continue  # `**kwargs` may carry another device; a device that is no parameter's name
+        name = device.id
+        if name not in rebound and (name in params or name in keyword_only):
+            found[target.attr] = (params.index(name) if name in params else None, name, _host_default(init, name))
+    return found
+
+
+def _host_default(init: ast.FunctionDef, name: str) -> bool:
+    """The parameter's default is ``"cpu"`` or ``torch.device("cpu")``."""
+    args = [*init.args.posonlyargs, *init.args.args]
+    defaults: dict[str, ast.expr | None] = dict(
+        zip([a.arg for a in args][len(args) - len(init.args.defaults) :], init.args.defaults)
+    )
+    defaults.update((a.arg, d) for a, d in zip(init.args.kwonlyargs, init.args.kw_defaults))
+    default = defaults.get(name)
+    if isinstance(default, ast.Call) and isinstance(default.func, ast.Attribute) and default.func.attr == "device":
+        default = default.args[0] if len(default.args) == 1 and not default.keywords else None
+    return isinstance(default, ast.Constant) and isinstance(default.value, str) and default.value.split(":")[0] == "cpu"
+
+
+def _torch_factory(summaries: FileSummaries, func: ast.expr) -> bool:
+    """``torch.empty`` (also through an alias of torch, or a name imported from it) of a factory
+    that allocates where its ``device=`` says."""
+    names = summaries.names
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return func.value.id in names.torch_modules and func.attr in torch_api.PINNABLE_FACTORIES
+    if isinstance(func, ast.Name):
+        return names.torch_functions.get(func.id) in torch_api.PINNABLE_FACTORIES
+    return False

@@ -108,6 +108,8 @@ class FileSummaries:
         self._not_run_memo: dict[int, bool] = {}
         #: class -> the parameters its ``__init__`` stores as attributes (see ``objects``).
         self.init_stores: dict[str, dict[str, tuple[int | None, str]]] = {}
+        #: class -> the attributes its ``__init__`` allocates on a device parameter (``objects``).
+        self.init_allocations: dict[str, dict[str, tuple[int | None, str, bool]]] = {}
         self._may_replace_memory: bool | None = None
         #: def line -> the depth its interpretation in ``_parsed`` was made at.
         self._parsed_depth: dict[int, int] = {}
@@ -1050,6 +1052,19 @@ def _device_fits(
 ) -> bool:
     """The callee's copy still goes to a device with what ``call`` passes for its device
     parameter (not a dtype: a cast; not the host)."""
+    dst = copy.copy_dst
+    if (
+        type(dst) is cst.Attribute
+        and type(dst.value) is cst.Name
+        and dst.value.value == "self"
+        and type(call.func) is cst.Attribute
+    ):
+        # `self.buf.copy_(t, non_blocking=True)` in a method of an object whose construction
+        # put a host tensor there (`Builder(n, "cpu")`): a copy on the host.
+        receiver = evaluator.value_of(call.func.value)
+        held = [dict(o.fields).get(dst.attr.value) for o in receiver] if objects.is_object(receiver) else []
+        if held and all(value and {o.kind for o in value} <= HOST_KINDS for value in held):
+            return False
     if isinstance(copy, ParameterCopy) and not copy.device_known:
         return True  # fixed further down, where it was checked
     params = _parameter_names(function)
