@@ -181,6 +181,10 @@ class Evaluator:
         self._only_read: dict[tuple[str, bool], bool] = {}
         #: Whether the function replaces some tensor's memory in place (``fields_trusted``).
         self._replaces_memory: bool | None = None
+        #: Parameters kept past a test of their place (``if t.is_cuda:``): tensors, not objects
+        #: whose fields a caller could say.
+        self._place_tested: set[str] = set()
+        self._declared: set[str] | None = None
         #: id(argument) -> what the list (dict) it names held when handed to a call (the call
         #: may change it after: it is forgotten then, but its callee copies what it was given).
         self._handed_containers: dict[int, dict[str, Value]] = {}
@@ -436,6 +440,25 @@ class Evaluator:
         if self.summaries is not None and key.startswith("self.") and key.count(".") == 1 and key not in self.env:
             return self.summaries.attribute_elements(self, key, suffix)
         return None
+
+    def rebound_elsewhere(self) -> set[str]:
+        """Names that a ``global`` or ``nonlocal`` declaration anywhere in this function (its
+        nested functions and classes included) names; every name when it holds a ``match``
+        statement (its patterns bind names)."""
+        if self._declared is None:
+            declared: set[str] = set()
+            stack: list[cst.CSTNode] = [self.scope]
+            while stack:
+                node = stack.pop()
+                kind = type(node)
+                if kind is cst.Global or kind is cst.Nonlocal:
+                    declared.update(n.name.value for n in node.names)  # type: ignore[attr-defined]
+                elif kind is cst.Match:
+                    declared = _EVERY_NAME
+                    break
+                stack.extend(children(node))
+            self._declared = declared
+        return self._declared
 
     def _named_by_local_functions(self) -> set[str]:
         """Every name the nested functions defined so far mention (kept while none is added)."""
@@ -953,6 +976,8 @@ class Evaluator:
             return None
         if not self._own_parameter(holder):
             return None  # not the parameter (rebound, or an item of one)
+        if holder in self._place_tested:
+            return None  # `batch.is_cuda` may be the property of an object of the caller's class
         if not self._reads_only(holder, fields=True):
             return None  # a method call, a write or a hand-over may have replaced the field
         return frozenset({Origin(Kind.UNKNOWN, what=f"`{key}` of a parameter", parameter=key)})
@@ -1532,11 +1557,14 @@ class Evaluator:
                 kept_value = self._kept_past_device_test(before, target)
                 if kept_value is not None:
                     kept[key] = kept_value
-            elif key == hosted and copied_from and Kind.DEVICE not in known:
-                # `if t.is_cuda: return t`: where t may be on the host, it is what it was (a
-                # pageable tensor; a parameter, whose callers' host tensors take that side).
+            elif key == hosted and all(o.parameter for o in before):
+                # `if t.is_cuda: return t` of a parameter: where t may be on the host, it is what
+                # the caller passed (its host tensors take that side). Not for a tensor made
+                # here: testing its place says it may be elsewhere (a default device set by
+                # other code), which the test then decides at run time.
                 kept[key] = before
                 differ_when = host_when
+                self._place_tested.add(key)
             self.env.set(key, UNKNOWN)
         return kept, differ_when
 
@@ -1805,6 +1833,15 @@ def distinct_keys(node: cst.Dict) -> bool:
     keys = [e.key.evaluated_value if type(e.key) is cst.SimpleString else None for e in node.elements]  # type: ignore[union-attr]
     return all(isinstance(k, str) for k in keys) and len(set(keys)) == len(keys)
 
+
+class _EveryName(set):  # type: ignore[type-arg]
+    """A set that holds every name."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+
+_EVERY_NAME: set[str] = _EveryName()
 
 #: The key suffix of a tuple display's item at a position (``pair.(0)``).
 TUPLE_ITEM = ".(%d)"

@@ -247,6 +247,10 @@ class FileText:
             return True
         if self.assigned_elsewhere(name) or self.writes_indirectly(name, family):
             return True
+        if any(any(c.start < line < c.end for c in family) for line in self._assignments().get(name, ())):
+            return True  # `self.send = ...`: an instance attribute that hides the method
+        if _CLASS_ASSIGNMENT.search(self.text):
+            return True  # `obj.__class__ = Other`: the object's methods are another class's
         return any(
             cls.start < line < cls.end and width == _body_indent(self.lines, cls)
             for line, width in self._assignment_lines(name)
@@ -318,25 +322,47 @@ class FileText:
         return starts[0] if len(starts) == 1 else None
 
     def own_method_start(self, class_name: str, name: str) -> int | None:
-        """0-based ``def`` line of method ``name`` in the body of class ``class_name`` itself (one
-        def at the body's indentation, not in a nested class): what an object made by calling
-        that class runs, whatever its bases or subclasses define. None when it has no such def."""
+        """0-based ``def`` line of method ``name`` in the body of class ``class_name`` itself: what
+        an object made by calling that class runs, whatever its bases or subclasses define. None
+        when it has none, or the file may change which function runs in ways a text scan does
+        not follow: another def of that name in the class (under ``if``/``try``, or nested), a
+        base that is not a class of this file (its metaclass, ``__new__``, ``__getattribute__``
+        or ``__init_subclass__`` are not visible), or the text names ``__class__``, ``__dict__``,
+        ``globals()``, ``locals()``, ``setattr``, ``delattr``, ``__code__``, a mock ``patch``, a
+        metaclass, or deletes an attribute of that name."""
         family = self.family(class_name)
-        if family is None:
+        if family is None or _DYNAMIC_DISPATCH.search(self.text):
+            return None
+        if re.search(rf"\bdel\b[^\n]*\.{re.escape(name)}\b", self.text):
             return None
         own = [c for c in family if c.name == class_name]
         if len(own) != 1:
             return None
         cls = own[0]
+        in_file = {c.name for c in self.classes()}
+        chain, seen = [cls], set()
+        while chain:
+            current = chain.pop()
+            if current.name in seen:
+                continue
+            seen.add(current.name)
+            for base in current.bases:
+                base = base.split("[", 1)[0].strip()
+                if base in _PLAIN_BASES:
+                    continue
+                if base not in in_file:
+                    return None  # a base from elsewhere may redefine attribute access or construction
+                chain.extend(c for c in family if c.name == base)
         indent = _body_indent(self.lines, cls)
         starts = [
             line
             for line, _ in self.defs(name)
             if cls.start < line < cls.end
-            and _indent_width(self.lines[line]) == indent
             and not any(c is not cls and cls.start < c.start < line < c.end for c in self.classes())
         ]
-        return starts[0] if len(starts) == 1 else None
+        if len(starts) != 1 or _indent_width(self.lines[starts[0]]) != indent:
+            return None  # none, or another def of that name (under `if`/`try`, or a nested one)
+        return starts[0]
 
     def referenced_methods(self, class_name: str) -> frozenset[str]:
         """Methods of the class family that the file names without calling them (``s.repin``
@@ -758,6 +784,16 @@ _IMPORTED_AS = re.compile(r"import[ \t][^\n]*?\bas[ \t]+([A-Za-z_]\w*)")
 _GLOBAL = re.compile(r"global[ \t]+([\w, \t]+)")
 _STAR_IMPORT = re.compile(r"import[ \t]+\*")
 _IMPORT_STATEMENT = re.compile(r"[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import\b")
+
+
+#: Text that may change which function ``obj.name(...)`` runs, or of which class ``obj`` is.
+_DYNAMIC_DISPATCH = re.compile(
+    r"__class__|__dict__|\bglobals\(|\blocals\(|\bsetattr\(|\bdelattr\(|__code__|\bpatch\b|metaclass"
+    r"|__init_subclass__|__getattribute__|__new__"
+)
+_CLASS_ASSIGNMENT = re.compile(r"\.__class__[ \t]*=(?!=)")
+#: Bases that redefine nothing an object's methods depend on.
+_PLAIN_BASES = frozenset({"object", "ABC", "abc.ABC", "Generic", "typing.Generic", "Protocol", "typing.Protocol"})
 
 
 def _indent_width(text: str) -> int:

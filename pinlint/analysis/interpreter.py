@@ -729,9 +729,11 @@ class Interpreter(Evaluator):
                     [self.tuple_parts(e.value) if type(e) is cst.Element else None for e in value_node.elements],
                     fresh=True,
                 )
-            parts = self.tuple_parts(value_node) if type(value_node) is cst.Tuple else None
-            for i, part in enumerate(parts or ()):
-                # `pair = (t, 1)`: a tuple never changes, so `pair[0]` is t (see `_item`).
+            parts = self.tuple_parts(value_node) if type(value_node) is cst.Tuple and "." not in key else None
+            for i, part in enumerate(parts if parts and key not in self.rebound_elsewhere() else ()):
+                # `pair = (t, 1)`: a tuple never changes, so `pair[0]` is t (see `_item`). Only a
+                # local name (an attribute may be set through another name for its object) that
+                # no `global`/`nonlocal` declaration or `match` pattern may bind out of sight.
                 self.env.set(key + TUPLE_ITEM % i, part)
         elif type(value_node) is cst.ListComp:
             self.set_elements(key, ".[]", self.value_of(value_node.elt))

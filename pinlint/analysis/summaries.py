@@ -521,6 +521,8 @@ class FileSummaries:
         (not past the depth bound; not a generator or a coroutine, whose call makes an object)."""
         if self.depth >= MAX_DEPTH:
             return None
+        if evaluator.default_device_unknown:
+            return None  # `with torch.device("cuda"): build(n)`: its factories allocate there
         found = self._function(evaluator, call, _may_return)
         if found is None or self._not_run(*found):
             return None
@@ -547,8 +549,8 @@ class FileSummaries:
         ``yield`` statements give, replayed on the call's arguments. None when the callee is no
         plain generator (a coroutine, a decorated or ``async`` one), yields with ``yield from``, or
         gives pinned or pageable tensors depending on how it is called."""
-        if self.depth >= MAX_DEPTH:
-            return None
+        if self.depth >= MAX_DEPTH or evaluator.default_device_unknown:
+            return None  # (under a default device: see `_returning_callee`)
         found = self._function(evaluator, call, _may_yield)
         if found is None or found[1].asynchronous is not None or not self._not_run(*found):
             return None  # not a generator (its call's result is what it returns)
