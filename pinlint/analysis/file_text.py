@@ -41,6 +41,7 @@ class FileText:
         self._top_assigned: set[str] | None = None
         self._top_classes: dict[str, list[ClassRange]] | None = None
         self._referenced: frozenset[str] | None = None
+        self._dynamic_dispatch: bool | None = None
         self._bound_memo: dict[str, bool] = {}
         self._stored_attributes: dict[str, set[str]] | None = None
         self._strings: list[tuple[int, int]] | None = None
@@ -331,7 +332,7 @@ class FileText:
         ``globals()``, ``locals()``, ``setattr``, ``delattr``, ``__code__``, a mock ``patch``, a
         metaclass, or deletes an attribute of that name."""
         family = self.family(class_name)
-        if family is None or _DYNAMIC_DISPATCH.search(self.text):
+        if family is None or self.names_dynamic_dispatch():
             return None
         if re.search(rf"\bdel\b[^\n]*\.{re.escape(name)}\b", self.text):
             return None
@@ -390,6 +391,28 @@ class FileText:
         }
         found = [(name, self.method_start(class_name, name)) for name in sorted(named)]
         return [(name, start) for name, start in found if start is not None]
+
+    def names_dynamic_dispatch(self) -> bool:
+        """The text names something that may change which function ``obj.name(...)`` runs, or of
+        which class ``obj`` is (``__class__``, ``setattr``, a mock ``patch``...: ``_DYNAMIC_DISPATCH``)."""
+        if self._dynamic_dispatch is None:
+            self._dynamic_dispatch = _DYNAMIC_DISPATCH.search(self.text) is not None
+        return self._dynamic_dispatch
+
+    def methods_run_by_instances(self, class_name: str) -> list[tuple[str, int]]:
+        """``methods_of``, and the methods of the class's own body that ``own_method_start``
+        follows for an object made by calling the class (overriding a base's)."""
+        found = dict(self.methods_of(class_name))
+        family = self.family(class_name)
+        if family is not None:
+            assert self._def_index is not None  # built by `methods_of`
+            for cls in (c for c in family if c.name == class_name):
+                for name, entries in self._def_index.items():
+                    if name not in found and any(cls.start < line < cls.end for line, _ in entries):
+                        start = self.own_method_start(class_name, name)
+                        if start is not None:
+                            found[name] = start
+        return sorted(found.items())
 
     def top_level_classes(self, name: str) -> list[ClassRange]:
         """The classes named ``name`` at module level (by name, indexed once)."""

@@ -180,7 +180,11 @@ def method(summaries: FileSummaries, base: Value, name: str) -> tuple[FileSummar
     if summaries.project is not None and summaries.project.stored_by_imports(summaries.names, name):
         return None  # a project module this file imports assigns `<x>.<name> = ...` (a monkeypatch at import)
     start = owner.scan.method_start(class_name, name)
-    if start is None and all(_made_by_calling(o.node, class_name) for o in base):
+    if (
+        start is None
+        and all(_made_by_calling(o.node, class_name) for o in base)
+        and not summaries.scan.names_dynamic_dispatch()  # the calling file's text too
+    ):
         # `G3().send(t)`: an object made by calling the class itself runs the class's own
         # method, whatever its bases (an abstract `send`) or subclasses define.
         start = owner.scan.own_method_start(class_name, name)

@@ -336,7 +336,7 @@ class ProjectSummaries:
         if known is not None and known[0] is foreign.file:
             return set(known[1])  # worked out for another file of this process (the same text)
         copying: set[str] = set()
-        for method, start in foreign.file.scan.methods_of(target[1]):
+        for method, start in foreign.file.scan.methods_run_by_instances(target[1]):
             if foreign.file.copy_free(start):
                 continue  # no copy in it: not parsed
             parsed = foreign.summaries.parsed(start)
