@@ -179,6 +179,8 @@ def method(summaries: FileSummaries, base: Value, name: str) -> tuple[FileSummar
         return None  # `Uploader.send = other`, `up.send = f`, `__getattr__`...: which function runs is not known
     if summaries.project is not None and summaries.project.stored_by_imports(summaries.names, name):
         return None  # a project module this file imports assigns `<x>.<name> = ...` (a monkeypatch at import)
+    if owner is not summaries and summaries.project is not None and summaries.project.stored_around(class_file, name):
+        return None  # a package `__init__.py` above the class's module, or a module it imports, does
     start = owner.scan.method_start(class_name, name)
     if (
         start is None

@@ -11,6 +11,7 @@ rebound in the file, defined twice) is unknown. A function that cannot make or c
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
@@ -19,6 +20,7 @@ import libcst as cst
 
 from pinlint.analysis.names import AMBIGUOUS_IMPORT, LIBRARY_ROOTS, FileNames, project_imports
 from pinlint.analysis.project_modules import ModuleFiles, SourceFile
+from pinlint.safeio import lexically_within
 
 if TYPE_CHECKING:
     from pinlint.analysis.summaries import FileSummaries, Parsed
@@ -34,6 +36,10 @@ MAX_REEXPORTS = 3
 #: analysis records as read either way.)
 _METHOD_COPIERS: dict[tuple[object, ...], tuple[SourceFile, frozenset[str]]] = {}
 _MAX_KEPT_CLASSES = 4096
+
+
+#: Text that may rebind a module's names other than by a statement a scan reads.
+_REBINDS_BY_NAME = re.compile(r"\bsetattr\(|\bsys\.modules\b|\bglobals\(\)|\bexec\(|def __getattr__")
 
 
 class ForeignFile:
@@ -168,7 +174,58 @@ class ProjectSummaries:
             return False  # a library's name (`from torch import ...`): not the project's constant
         path = self.modules.module_file(level, module)
         read = self.modules.read(path) if path is not None else None
-        return read is not None and read.scan.host_device_constant(original)
+        if read is None or not read.scan.host_device_constant(original):
+            return False
+        if _REBINDS_BY_NAME.search(read.text):
+            return False  # `setattr(...)`, `sys.modules[...]`, `globals()[...]`: not by a statement we read
+        # `devices.CPU = "cuda"` in a module this file imports, or in a package `__init__.py` above
+        # the constant's module (it runs first): the constant is not what its module binds.
+        return not self.stored_by_imports(names, original) and not self.stored_around(path, original)
+
+    def stored_around(self, path: str, attr: str) -> bool:
+        """``<x>.<attr> = ...`` in a package ``__init__.py`` above the project file ``path`` (it
+        runs first), or in a project module that file or one of those packages imports (it runs
+        at its import): a monkeypatch the analysis of ``path`` alone does not see."""
+        root = self.modules.root
+        if root is None:
+            return False
+        importers = [path]
+        directory = os.path.dirname(path)
+        while lexically_within(directory, root):
+            init = os.path.join(directory, "__init__.py")
+            if init != path and os.path.isfile(init):
+                importers.append(init)
+            if directory == root:
+                break
+            directory = os.path.dirname(directory)
+        for importer in importers:
+            read = self.modules.read(importer)
+            if read is None:
+                continue
+            if importer != path and read.scan.stored_attributes().get(attr):
+                return True
+            if any(m.scan.stored_attributes().get(attr) for m in self._modules_imported_by(importer, read.names)):
+                return True
+        return False
+
+    def _modules_imported_by(self, path: str, names: FileNames) -> Iterator[SourceFile]:
+        """The project modules the file ``path`` imports: ``import pkg.swaps``, and ``from pkg
+        import swaps`` (a submodule imported by name); the first few."""
+        origin = ModuleFiles(self.modules.root, path, self.modules.overlay)
+        submodules = [
+            (level, f"{module}.{name}" if module else name)
+            for source in names.from_imports.values()
+            if source != AMBIGUOUS_IMPORT
+            for level, module, name in [source]
+        ]
+        for level, module in [*names.imported_modules, *submodules][: 2 * _MAX_PATCH_MODULES]:
+            if not level and module.split(".", 1)[0] in LIBRARY_ROOTS:
+                continue
+            found = origin.module_file(level, module)
+            read = self.modules.read(found) if found is not None else None
+            if read is not None:
+                yield read
+        self.modules.consulted.update(origin.consulted)
 
     def _imported_project_modules(self, names: FileNames) -> Iterator[SourceFile]:
         """The project modules this file imports (the first few: the standard library and torch
