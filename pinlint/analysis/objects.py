@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, TypeVar
 
 import libcst as cst
 
@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from pinlint.analysis.summaries import FileSummaries
 
 _DATACLASS = re.compile(r"^[ \t]*@(?:dataclasses\.)?dataclass\b")
+T = TypeVar("T")
+
 _FIELD = re.compile(r"^([ \t]*)([A-Za-z_]\w*)[ \t]*:(?!=)([^=\n]*)")
 _NOT_FIELD = re.compile(r"^[ \t]*(?:def|class|async|@|return|if|for|while|with|try)\b")
 
@@ -431,26 +433,46 @@ def _init_parameters(init: ast.FunctionDef) -> tuple[list[str], list[str]]:
     return [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:], [a.arg for a in init.args.kwonlyargs]
 
 
-def _stored_by_init(summaries: FileSummaries, cls: ClassRange) -> dict[str, tuple[int | None, str]]:
-    """``self.x = x`` statements of the class's own ``__init__`` that always run and store a
-    parameter as it was passed: parameter -> (its position after ``self``, or None when
-    keyword-only; the attribute). Only attributes the class family assigns nowhere else."""
-    memo = summaries.init_stores
+def _scanned_init(
+    summaries: FileSummaries,
+    cls: ClassRange,
+    memo: dict[str, dict[str, T]],
+    scan: Callable[[ast.FunctionDef, ast.expr | None, set[str], ast.Attribute], tuple[str, T] | None],
+) -> dict[str, T]:
+    """What ``scan`` finds in the statements of the class's own ``__init__`` that assign one
+    attribute of ``self`` (``_init_statements``), memoised per class in ``memo``."""
     if cls.name in memo:
         return memo[cls.name]
-    found: dict[str, tuple[int | None, str]] = {}
+    found: dict[str, T] = {}
     memo[cls.name] = found
     init = _own_init(summaries, cls)
     if init is None:
         return found
-    params, keyword_only = _init_parameters(init)
     for statement, rebound, target in _init_statements(summaries, cls):
-        value = statement.value if isinstance(statement, ast.Assign) else None
-        if target is not None and isinstance(value, ast.Name) and value.id not in rebound:
-            if value.id in params or value.id in keyword_only:
-                position = params.index(value.id) if value.id in params else None
-                found.setdefault(value.id, (position, target.attr))
+        if target is not None:
+            value = statement.value if isinstance(statement, ast.Assign) else None
+            got = scan(init, value, rebound, target)
+            if got is not None:
+                found.setdefault(*got)
     return found
+
+
+def _stored_by_init(summaries: FileSummaries, cls: ClassRange) -> dict[str, tuple[int | None, str]]:
+    """``self.x = x`` statements of the class's own ``__init__`` that always run and store a
+    parameter as it was passed: parameter -> (its position after ``self``, or None when
+    keyword-only; the attribute). Only attributes the class family assigns nowhere else."""
+
+    def scan(
+        init: ast.FunctionDef, value: ast.expr | None, rebound: set[str], target: ast.Attribute
+    ) -> tuple[str, tuple[int | None, str]] | None:
+        params, keyword_only = _init_parameters(init)
+        if not isinstance(value, ast.Name) or value.id in rebound:
+            return None
+        if value.id not in params and value.id not in keyword_only:
+            return None
+        return value.id, (params.index(value.id) if value.id in params else None, target.attr)
+
+    return _scanned_init(summaries, cls, summaries.init_stores, scan)
 
 
 def _allocated_by_init(summaries: FileSummaries, cls: ClassRange) -> dict[str, tuple[int | None, str, bool]]:
@@ -459,26 +481,22 @@ def _allocated_by_init(summaries: FileSummaries, cls: ClassRange) -> dict[str, t
     position after ``self``, or None when keyword-only; the parameter; whether its default is the
     host). Only attributes the class family assigns nowhere else: a construction passing the
     host for it makes a host tensor there."""
-    memo = summaries.init_allocations
-    if cls.name in memo:
-        return memo[cls.name]
-    found: dict[str, tuple[int | None, str, bool]] = {}
-    memo[cls.name] = found
-    init = _own_init(summaries, cls)
-    if init is None:
-        return found
-    params, keyword_only = _init_parameters(init)
-    for statement, rebound, target in _init_statements(summaries, cls):
-        value = statement.value if isinstance(statement, ast.Assign) else None
-        if target is None or not isinstance(value, ast.Call) or not _torch_factory(summaries, value.func):
-            continue
+
+    def scan(
+        init: ast.FunctionDef, value: ast.expr | None, rebound: set[str], target: ast.Attribute
+    ) -> tuple[str, tuple[int | None, str, bool]] | None:
+        if not isinstance(value, ast.Call) or not _torch_factory(summaries, value.func):
+            return None
         device = next((k.value for k in value.keywords if k.arg == "device"), None)
         if any(k.arg is None for k in value.keywords) or not isinstance(device, ast.Name):
-            continue  # `**kwargs` may carry another device; a device that is no parameter's name
+            return None  # `**kwargs` may carry another device; a device that is no parameter's name
+        params, keyword_only = _init_parameters(init)
         name = device.id
-        if name not in rebound and (name in params or name in keyword_only):
-            found[target.attr] = (params.index(name) if name in params else None, name, _host_default(init, name))
-    return found
+        if name in rebound or (name not in params and name not in keyword_only):
+            return None
+        return target.attr, (params.index(name) if name in params else None, name, _host_default(init, name))
+
+    return _scanned_init(summaries, cls, summaries.init_allocations, scan)
 
 
 def _host_default(init: ast.FunctionDef, name: str) -> bool:

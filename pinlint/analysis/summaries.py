@@ -1054,19 +1054,11 @@ def _device_fits(
 ) -> bool:
     """The callee's copy still goes to a device with what ``call`` passes for its device
     parameter (not a dtype: a cast; not the host)."""
-    dst = copy.copy_dst
-    if (
-        type(dst) is cst.Attribute
-        and type(dst.value) is cst.Name
-        and dst.value.value == "self"
-        and type(call.func) is cst.Attribute
-    ):
-        # `self.buf.copy_(t, non_blocking=True)` in a method of an object whose construction
-        # put a host tensor there (`Builder(n, "cpu")`): a copy on the host.
-        receiver = evaluator.value_of(call.func.value)
-        held = [dict(o.fields).get(dst.attr.value) for o in receiver] if objects.is_object(receiver) else []
-        if held and all(value and {o.kind for o in value} <= HOST_KINDS for value in held):
-            return False
+    # `self.buf.copy_(t, non_blocking=True)` in a method of an object whose construction put a
+    # host tensor there (`Builder(n, "cpu")`): a copy on the host.
+    held = _receiver_fields(evaluator, call, copy.copy_dst)
+    if held and all(value and {o.kind for o in value} <= HOST_KINDS for value in held):
+        return False
     if isinstance(copy, ParameterCopy) and not copy.device_known:
         return True  # fixed further down, where it was checked
     params = _parameter_names(function)
@@ -1082,17 +1074,10 @@ def _device_fits(
                 return False  # `dev = "cpu"`, then `send(t, dev)`
         elif not any(a.star for a in call.args) and _default_of(function, target.value) == "None":
             return False  # left at `device=None`: `t.to(None)` copies nothing (nor does the early return)
-    if (
-        type(target) is cst.Attribute
-        and type(target.value) is cst.Name
-        and target.value.value == "self"
-        and type(call.func) is cst.Attribute
-    ):
-        # `.to(self.device, ...)` in a method of an object built here with the host's device.
-        receiver = evaluator.value_of(call.func.value)
-        held = [dict(o.fields).get(target.attr.value) for o in receiver] if objects.is_object(receiver) else []
-        if held and all(value == HOST_DEVICE for value in held):
-            return False
+    # `.to(self.device, ...)` in a method of an object built here with the host's device.
+    held = _receiver_fields(evaluator, call, target)
+    if held and all(value == HOST_DEVICE for value in held):
+        return False
     if (
         type(target) is cst.Attribute
         and target.attr.value == "device"
@@ -1105,6 +1090,21 @@ def _device_fits(
         if given and {o.kind for o in given} <= HOST_KINDS:
             return False
     return True
+
+
+def _receiver_fields(evaluator: Evaluator, call: cst.Call, node: cst.BaseExpression | None) -> list[Value | None]:
+    """For ``node``, a callee's ``self.<attr>``, and ``call`` of a method on an object of a
+    project class (``up.send(t)``): what each path's object holds in that field (None: not
+    known); empty when not such a call."""
+    if (
+        type(node) is not cst.Attribute
+        or type(node.value) is not cst.Name
+        or node.value.value != "self"
+        or type(call.func) is not cst.Attribute
+    ):
+        return []
+    receiver = evaluator.value_of(call.func.value)
+    return [dict(o.fields).get(node.attr.value) for o in receiver] if objects.is_object(receiver) else []
 
 
 def _host_passed_for(evaluator: Evaluator, function: cst.FunctionDef, call: cst.Call, name: str) -> bool:
