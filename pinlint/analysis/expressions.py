@@ -85,6 +85,8 @@ class Summaries(Protocol):
 
     def text_may_replace_memory(self) -> bool: ...
 
+    def text_may_declare(self) -> bool: ...
+
 
 class Evaluator:
     """The expression half of the interpreter (``Interpreter`` adds statements)."""
@@ -445,6 +447,8 @@ class Evaluator:
         """Names that a ``global`` or ``nonlocal`` declaration anywhere in this function (its
         nested functions and classes included) names; every name when it holds a ``match``
         statement (its patterns bind names)."""
+        if self._declared is None and self.summaries is not None and not self.summaries.text_may_declare():
+            self._declared = set()  # no `global`, `nonlocal` or `match` statement in the file's text
         if self._declared is None:
             declared: set[str] = set()
             stack: list[cst.CSTNode] = [self.scope]

@@ -46,6 +46,7 @@ class FileText:
         self._stored_attributes: dict[str, set[str]] | None = None
         self._strings: list[tuple[int, int]] | None = None
         self._host_constants: dict[str, bool] = {}
+        self._host_constant_lines: dict[str, int] | None = None
         self._constant_truths: dict[str, bool | None] = {}
         self._literal_constants: dict[str, list[re.Match[str]]] | None = None
 
@@ -484,10 +485,15 @@ class FileText:
     def host_device_constant(self, name: str) -> bool:
         """``name`` is a module constant for the host device: bound once, at module level, by
         ``NAME = "cpu"`` or ``NAME = torch.device("cpu")``, and never rebound."""
+        if self._host_constant_lines is None:
+            # One scan of the text for every name asked: name -> how many such lines bind it.
+            self._host_constant_lines = {}
+            for match in _HOST_DEVICE_CONSTANT.finditer(self.text):
+                lines = self._host_constant_lines
+                lines[match.group(1)] = lines.get(match.group(1), 0) + 1
         if name not in self._host_constants:
-            found = [m for m in _HOST_DEVICE_CONSTANT.finditer(self.text) if m.group(1) == name]
             self._host_constants[name] = (
-                len(found) == 1
+                self._host_constant_lines.get(name) == 1
                 and len(self._assignment_lines(name)) == 1
                 and not self._bound_otherwise(name)
                 and name not in self._globals()

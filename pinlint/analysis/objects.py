@@ -388,6 +388,12 @@ def _declared_fields(summaries: FileSummaries, cls: ClassRange) -> list[str] | N
 def _own_init(summaries: FileSummaries, cls: ClassRange) -> ast.FunctionDef | None:
     """The class's own ``__init__``, parsed with ``ast``; None when it has none (a base's runs),
     it is decorated, or it takes ``*args``/``**kwargs`` (which argument is which is not visible)."""
+    if cls.name not in summaries.init_trees:
+        summaries.init_trees[cls.name] = _parsed_init(summaries, cls)
+    return summaries.init_trees[cls.name]
+
+
+def _parsed_init(summaries: FileSummaries, cls: ClassRange) -> ast.FunctionDef | None:
     import textwrap
 
     from pinlint.analysis.triage import segment_for, segment_text

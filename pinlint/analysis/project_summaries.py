@@ -88,6 +88,8 @@ class ProjectSummaries:
         self._calls_memo: tuple[str, set[tuple[str, str]]] | None = None
         #: attribute -> whether a project module this file imports assigns `<module>.<attr>`.
         self._patched: dict[tuple[str, str], bool] = {}
+        self._stored_around: dict[tuple[str, str], bool] = {}
+        self._module_host_constants: dict[tuple[str, str], bool] = {}
 
     # ------------------------------------------------------------------ lookups
     def function(
@@ -173,19 +175,32 @@ class ProjectSummaries:
         if not level and module.split(".", 1)[0] in LIBRARY_ROOTS:
             return False  # a library's name (`from torch import ...`): not the project's constant
         path = self.modules.module_file(level, module)
-        read = self.modules.read(path) if path is not None else None
-        if read is None or not read.scan.host_device_constant(original):
+        if path is None:
             return False
-        if _REBINDS_BY_NAME.search(read.text):
-            return False  # `setattr(...)`, `sys.modules[...]`, `globals()[...]`: not by a statement we read
-        # `devices.CPU = "cuda"` in a module this file imports, or in a package `__init__.py` above
-        # the constant's module (it runs first): the constant is not what its module binds.
-        return not self.stored_by_imports(names, original) and not self.stored_around(path, original)
+        key = (path, original)
+        if key not in self._module_host_constants:
+            read = self.modules.read(path)
+            self._module_host_constants[key] = (
+                read is not None
+                and read.scan.host_device_constant(original)
+                # `setattr(...)`, `sys.modules[...]`, `globals()[...]`: rebound by no statement we read
+                and not _REBINDS_BY_NAME.search(read.text)
+                # `devices.CPU = "cuda"` in a package `__init__.py` above the constant's module (it
+                # runs first) or a module either imports: not what its module binds
+                and not self.stored_around(path, original)
+            )
+        return self._module_host_constants[key] and not self.stored_by_imports(names, original)
 
     def stored_around(self, path: str, attr: str) -> bool:
         """``<x>.<attr> = ...`` in a package ``__init__.py`` above the project file ``path`` (it
         runs first), or in a project module that file or one of those packages imports (it runs
         at its import): a monkeypatch the analysis of ``path`` alone does not see."""
+        key = (path, attr)
+        if key not in self._stored_around:
+            self._stored_around[key] = self._stores_around(path, attr)
+        return self._stored_around[key]
+
+    def _stores_around(self, path: str, attr: str) -> bool:
         root = self.modules.root
         if root is None:
             return False

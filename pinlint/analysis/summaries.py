@@ -11,6 +11,7 @@ first.
 
 from __future__ import annotations
 
+import ast
 import bisect
 import re
 from collections.abc import Callable
@@ -110,7 +111,10 @@ class FileSummaries:
         self.init_stores: dict[str, dict[str, tuple[int | None, str]]] = {}
         #: class -> the attributes its ``__init__`` allocates on a device parameter (``objects``).
         self.init_allocations: dict[str, dict[str, tuple[int | None, str, bool]]] = {}
+        #: class -> its own ``__init__``, parsed with ``ast`` (None: none to read).
+        self.init_trees: dict[str, ast.FunctionDef | None] = {}
         self._may_replace_memory: bool | None = None
+        self._may_declare: bool | None = None
         #: def line -> the depth its interpretation in ``_parsed`` was made at.
         self._parsed_depth: dict[int, int] = {}
         #: def line -> the text of its segment (read to decide whether to parse it).
@@ -636,8 +640,8 @@ class FileSummaries:
             self.project is not None
             and name in self.names.from_imports
             and name not in self.names.ambiguous_modules  # `import x as name` too
-            and self.scan.bound_only_by_import(name)
             and self.project.imported_host_device_constant(self.names, name)
+            and self.scan.bound_only_by_import(name)  # (after the module's answer: most names are no constant)
         )
 
     def text_may_replace_memory(self) -> bool:
@@ -646,6 +650,12 @@ class FileSummaries:
         if self._may_replace_memory is None:
             self._may_replace_memory = _MEMORY_REPLACING_TEXT.search(self.text) is not None
         return self._may_replace_memory
+
+    def text_may_declare(self) -> bool:
+        """Whether the file's text may hold a ``global``, ``nonlocal`` or ``match`` statement."""
+        if self._may_declare is None:
+            self._may_declare = _DECLARING_TEXT.search(self.text) is not None
+        return self._may_declare
 
     def module_constant_truth(self, name: str) -> bool | None:
         """The truth of this module's literal constant ``name`` (``USE_STAGE = True``), if it is one."""
@@ -1214,6 +1224,8 @@ _MEMORY_REPLACING_TEXT = re.compile(
         + [rf"\.[\s\\]*{re.escape(a)}\b(?:[\s\\)]|#[^\n]*)*=(?!=)" for a in sorted(torch_api.STORAGE_ATTRIBUTES)]
     )
 )
+#: A statement starting with ``global``, ``nonlocal`` or ``match`` (a soft keyword: over-approximated).
+_DECLARING_TEXT = re.compile(r"(?:^|;)[ \t]*(?:global|nonlocal|match)\b", re.M)
 _CLASS_LINES = re.compile(r"^[ \t]*class[ \t]+\w+.*$", re.M)
 
 
