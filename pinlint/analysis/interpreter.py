@@ -610,7 +610,9 @@ class Interpreter(Evaluator):
             self.discarded = None
             if type(small) is cst.Assert:
                 asserted = {key: self.env.get(key) for key in on_host_when(small.test, True)}
-                self.forget_tested(small.test)  # `assert t.is_pinned()`: it decides, not its origin
+                kept, kept_when = self.forget_tested(small.test)  # `assert t.is_pinned()`: it decides
+                for key, value in kept.items() if kept_when else ():
+                    self.env.set(key, value)  # `assert not t.is_cuda` of a parameter: the callers' tensor
                 for key, value in asserted.items():
                     self.on_host(key, value)  # `assert t.is_cpu`
             elif type(small) in (cst.Return, cst.Raise):
