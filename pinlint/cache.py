@@ -37,8 +37,9 @@ from pinlint.core.results import EMPTY, AnalysisSettings, FileResult
 from pinlint.core.text import digest
 from pinlint.safeio import MAX_SOURCE_BYTES, read_regular
 
-_MAGIC = b"PINLINT-CACHE-2\n"
-_FORMAT = "pinlint-cache-2"
+#: Never reused: a number once written stands for that layout (2 and 3 were written before).
+_MAGIC = b"PINLINT-CACHE-4\n"
+_FORMAT = "pinlint-cache-4"
 #: Far above any real cache (about 200 bytes per file checked), far below a memory problem.
 MAX_CACHE_BYTES = 256 * 1024 * 1024
 _KEY_BYTES = 32

@@ -186,7 +186,7 @@ class Evaluator:
         #: Parameters kept past a test of their place (``if t.is_cuda:``): tensors, not objects
         #: whose fields a caller could say.
         self._place_tested: set[str] = set()
-        self._declared: set[str] | None = None
+        self._declared: tuple[set[str], bool] | None = None
         #: id(argument) -> what the list (dict) it names held when handed to a call (the call
         #: may change it after: it is forgotten then, but its callee copies what it was given).
         self._handed_containers: dict[int, dict[str, Value]] = {}
@@ -443,26 +443,27 @@ class Evaluator:
             return self.summaries.attribute_elements(self, key, suffix)
         return None
 
-    def rebound_elsewhere(self) -> set[str]:
-        """Names that a ``global`` or ``nonlocal`` declaration anywhere in this function (its
-        nested functions and classes included) names; every name when it holds a ``match``
-        statement (its patterns bind names)."""
-        if self._declared is None and self.summaries is not None and not self.summaries.text_may_declare():
-            self._declared = set()  # no `global`, `nonlocal` or `match` statement in the file's text
+    def may_rebind(self, name: str) -> bool:
+        """Whether ``name`` may be bound out of this function's sight: a ``global`` or ``nonlocal``
+        declaration of it anywhere in the function (its nested functions and classes included),
+        or any ``match`` statement there (its patterns bind names)."""
         if self._declared is None:
             declared: set[str] = set()
-            stack: list[cst.CSTNode] = [self.scope]
-            while stack:
+            matches = False
+            # The file's text first: most name no `global`, `nonlocal` or `match` at all.
+            stack: list[cst.CSTNode] = (
+                [self.scope] if self.summaries is None or self.summaries.text_may_declare() else []
+            )
+            while stack and not matches:
                 node = stack.pop()
                 kind = type(node)
                 if kind is cst.Global or kind is cst.Nonlocal:
                     declared.update(n.name.value for n in node.names)  # type: ignore[attr-defined]
-                elif kind is cst.Match:
-                    declared = _EVERY_NAME
-                    break
+                matches = kind is cst.Match
                 stack.extend(children(node))
-            self._declared = declared
-        return self._declared
+            self._declared = (declared, matches)
+        declared, matches = self._declared
+        return matches or name in declared
 
     def _named_by_local_functions(self) -> set[str]:
         """Every name the nested functions defined so far mention (kept while none is added)."""
@@ -1837,15 +1838,6 @@ def distinct_keys(node: cst.Dict) -> bool:
     keys = [e.key.evaluated_value if type(e.key) is cst.SimpleString else None for e in node.elements]  # type: ignore[union-attr]
     return all(isinstance(k, str) for k in keys) and len(set(keys)) == len(keys)
 
-
-class _EveryName(set):  # type: ignore[type-arg]
-    """A set that holds every name."""
-
-    def __contains__(self, item: object) -> bool:
-        return True
-
-
-_EVERY_NAME: set[str] = _EveryName()
 
 #: The key suffix of a tuple display's item at a position (``pair.(0)``).
 TUPLE_ITEM = ".(%d)"

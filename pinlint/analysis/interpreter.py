@@ -732,7 +732,7 @@ class Interpreter(Evaluator):
                     fresh=True,
                 )
             parts = self.tuple_parts(value_node) if type(value_node) is cst.Tuple and "." not in key else None
-            for i, part in enumerate(parts if parts and key not in self.rebound_elsewhere() else ()):
+            for i, part in enumerate(parts if parts and not self.may_rebind(key) else ()):
                 # `pair = (t, 1)`: a tuple never changes, so `pair[0]` is t (see `_item`). Only a
                 # local name (an attribute may be set through another name for its object) that
                 # no `global`/`nonlocal` declaration or `match` pattern may bind out of sight.

@@ -219,40 +219,33 @@ class ProjectSummaries:
                 continue
             if importer != path and read.scan.stored_attributes().get(attr):
                 return True
-            if any(m.scan.stored_attributes().get(attr) for m in self._modules_imported_by(importer, read.names)):
+            if any(m.scan.stored_attributes().get(attr) for m in self._imported_project_modules(read.names, importer)):
                 return True
         return False
 
-    def _modules_imported_by(self, path: str, names: FileNames) -> Iterator[SourceFile]:
-        """The project modules the file ``path`` imports: ``import pkg.swaps``, and ``from pkg
-        import swaps`` (a submodule imported by name); the first few."""
-        origin = ModuleFiles(self.modules.root, path, self.modules.overlay)
+    def _imported_project_modules(self, names: FileNames, path: str | None = None) -> Iterator[SourceFile]:
+        """The project modules a file imports (``names``; ``path``: that file, else this one):
+        ``import pkg.swaps``, and ``from pkg import swaps`` (a submodule imported by name); the
+        first few (the standard library and torch patch nothing of the project's), read lazily."""
+        origin = self.modules if path is None else ModuleFiles(self.modules.root, path, self.modules.overlay)
         submodules = [
             (level, f"{module}.{name}" if module else name)
             for source in names.from_imports.values()
             if source != AMBIGUOUS_IMPORT
             for level, module, name in [source]
         ]
-        for level, module in [*names.imported_modules, *submodules][: 2 * _MAX_PATCH_MODULES]:
-            if not level and module.split(".", 1)[0] in LIBRARY_ROOTS:
-                continue
-            found = origin.module_file(level, module)
-            read = self.modules.read(found) if found is not None else None
-            if read is not None:
-                yield read
-        self.modules.consulted.update(origin.consulted)
-
-    def _imported_project_modules(self, names: FileNames) -> Iterator[SourceFile]:
-        """The project modules this file imports (the first few: the standard library and torch
-        patch nothing of the project's), read lazily."""
-        modules = [(level, module) for level, module in names.imported_modules if level or module]
-        for level, module in modules[:_MAX_PATCH_MODULES]:
-            if not level and module.split(".", 1)[0] in LIBRARY_ROOTS:
-                continue
-            path = self.modules.module_file(level, module)
-            read = self.modules.read(path) if path is not None else None
-            if read is not None:
-                yield read
+        modules = [(level, module) for level, module in [*names.imported_modules, *submodules] if level or module]
+        try:
+            for level, module in modules[:_MAX_PATCH_MODULES]:
+                if not level and module.split(".", 1)[0] in LIBRARY_ROOTS:
+                    continue
+                found = origin.module_file(level, module)
+                read = self.modules.read(found) if found is not None else None
+                if read is not None:
+                    yield read
+        finally:
+            if origin is not self.modules:
+                self.modules.consulted.update(origin.consulted)  # (also when the caller stops early)
 
     def _names_module(self, read: SourceFile, base: str, target: str) -> bool:
         """In the module ``read``, the dotted name ``base`` is the module whose file is ``target``."""

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from pinlint import cache as cache_module
 from tests.security.conftest import FINDING, pinlint, project
 
 MARKER = "PWNED"
@@ -53,20 +54,21 @@ def test_warm_run_hits_and_gives_the_same_findings(tmp_path: Path, home: Path) -
 
 def _payloads(marker: Path, genuine: bytes) -> dict[str, bytes]:
     raw = pickle.dumps({"x": _Payload(marker)})
-    header_len = len(b"PINLINT-CACHE-2\n") + 65
+    header_len = len(cache_module._MAGIC) + 65
     old_checksum = hashlib.blake2b(raw, digest_size=16).hexdigest().encode()
     return {
         "bare pickle": raw,
         "old framing, valid checksum": b"PINLINT-CACHE-1\n" + old_checksum + raw,
-        "new framing, forged mac": b"PINLINT-CACHE-2\n" + b"0" * 64 + b"\n" + raw,
+        "new framing, forged mac": cache_module._MAGIC + b"0" * 64 + b"\n" + raw,
         "new framing, genuine mac, pickle payload": genuine[:header_len] + raw,
         "pickle protocol 0": pickle.dumps(_Payload(marker), protocol=0),
-        "json, forged mac": b"PINLINT-CACHE-2\n" + b"f" * 64 + b"\n" + b'{"format": "pinlint-cache"}',
+        "json, forged mac": cache_module._MAGIC + b"f" * 64 + b"\n" + b'{"format": "pinlint-cache"}',
+        "an earlier layout's number, genuine mac": b"PINLINT-CACHE-3\n" + genuine[len(cache_module._MAGIC) :],
         "truncated": genuine[: len(genuine) // 2],
         "empty": b"",
         "utf-16": genuine.decode("latin-1").encode("utf-16"),
         "huge": genuine + b" " * (1 << 20),
-        "deep nesting": b"PINLINT-CACHE-2\n" + b"0" * 64 + b"\n" + b"[" * 200_000,
+        "deep nesting": cache_module._MAGIC + b"0" * 64 + b"\n" + b"[" * 200_000,
     }
 
 
@@ -84,7 +86,7 @@ def test_crafted_cache_is_ignored_and_runs_nothing(tmp_path: Path, home: Path, k
 
 def _genuine_entries(proj: Path) -> tuple[bytes, dict]:  # type: ignore[type-arg]
     blob = _cache_file(proj).read_bytes()
-    header = len(b"PINLINT-CACHE-2\n") + 65
+    header = len(cache_module._MAGIC) + 65
     return blob[:header], json.loads(blob[header:])
 
 
@@ -116,7 +118,7 @@ def test_wrong_shapes_are_no_cache(tmp_path: Path, home: Path, mutation: str) ->
     payload = json.dumps(data).encode()
     key = (home / ".cache" / "pinlint" / "cache-key").read_bytes()
     mac = hmac.new(key, payload, hashlib.sha256).hexdigest().encode()
-    _cache_file(proj).write_bytes(b"PINLINT-CACHE-2\n" + mac + b"\n" + payload)
+    _cache_file(proj).write_bytes(cache_module._MAGIC + mac + b"\n" + payload)
     assert _concise(proj) == expected
 
 
@@ -142,7 +144,7 @@ def test_committed_cache_cannot_hide_findings(tmp_path: Path, home: Path) -> Non
     key = (elsewhere / "pinlint" / "cache-key").read_bytes()
     payload = json.dumps(data).encode()
     mac = hmac.new(key, payload, hashlib.sha256).hexdigest().encode()
-    _cache_file(proj).write_bytes(b"PINLINT-CACHE-2\n" + mac + b"\n" + payload)
+    _cache_file(proj).write_bytes(cache_module._MAGIC + mac + b"\n" + payload)
     (proj / "a.py").touch()  # a fresh clone: new mtime
     assert _concise(proj) == expected
 
