@@ -6,6 +6,7 @@ Every bail-out (a value becomes ``unknown``) says why in a comment: precision fi
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -26,6 +27,7 @@ from pinlint.analysis.events import EventSink, UncalledIsPinned
 from pinlint.analysis.host_uses import HostUses
 from pinlint.analysis.names import FileNames
 from pinlint.analysis.scopes import ScopeNames, dotted, flatten_targets, iter_statements
+from pinlint.analysis.text_patterns import DECLARING_TEXT, LOADER_CHANGING_TEXT, MEMORY_REPLACING_TEXT
 from pinlint.analysis.values import (
     DTYPE,
     FIELD_ITEM,
@@ -43,6 +45,7 @@ from pinlint.analysis.values import (
     Kind,
     Origin,
     Value,
+    batches,
     combine,
     derived,
     device_of,
@@ -83,9 +86,7 @@ class Summaries(Protocol):
 
     def module_constant_truth(self, name: str) -> bool | None: ...
 
-    def text_may_replace_memory(self) -> bool: ...
-
-    def text_may_declare(self) -> bool: ...
+    def text_matches(self, pattern: re.Pattern[str]) -> bool: ...
 
 
 class Evaluator:
@@ -452,7 +453,7 @@ class Evaluator:
             matches = False
             # The file's text first: most name no `global`, `nonlocal` or `match` at all.
             stack: list[cst.CSTNode] = (
-                [self.scope] if self.summaries is None or self.summaries.text_may_declare() else []
+                [self.scope] if self.summaries is None or self.summaries.text_matches(DECLARING_TEXT) else []
             )
             while stack and not matches:
                 node = stack.pop()
@@ -557,7 +558,9 @@ class Evaluator:
                     return base  # `t.data`: the same memory, shape and strides (pinned or not)
             if self.summaries is not None and key is not None and key.startswith("self.") and key.count(".") == 1:
                 summary = self.summaries.attribute(self, key)
-                if summary is not None and all(o.kind is Kind.UNKNOWN and not o.class_name for o in summary):
+                if summary is not None and all(
+                    o.kind is Kind.UNKNOWN and not o.class_name and not o.handle for o in summary
+                ):
                     # Nothing known (`self.ids = ids` in `__init__`): a caller's object may know.
                     return summary | self_attribute(node.attr.value)
                 if summary is not None:
@@ -786,6 +789,15 @@ class Evaluator:
         assigned or deleted, ``pop``/``remove``/``clear``, or handed to other code)."""
         items = self.iterable(iterable)
         enumerated = items is not iterable
+        walked, counted = self._enumerated(iterable)
+        loader = self.value_of(walked)
+        if handle_kind(loader) == "loader":
+            # `for x, y in loader:` of a data loader that pins nothing: each batch, and every
+            # tensor in it, is new pageable host memory (see `torch_api.HOST_BATCH_LOADERS`).
+            if counted:
+                batch = target.elements[1].value if _pair(target) else None  # type: ignore[attr-defined]
+                return _batch_names(batch, batches(loader))
+            return _batch_names(target, batches(loader))
         zipped = self._zipped(items, target) if not enumerated else None
         if zipped is not None and any(self._known_empty(part) for part, _ in zipped):
             return []  # zip with a list known to be empty: the body never runs
@@ -877,6 +889,8 @@ class Evaluator:
             if names is not None:
                 # `for ids, meta in buckets:` of a list of tuples it built, position by position.
                 held = self.positions(key) if key not in self.lists_changed else None
+                if held is None and self._parts_of_parameter_items(key):
+                    return [(name, _item_parts(key)) for name in names]
                 if held is None or len(held) != len(names) or key + ".[]%d" % len(names) in self.env:
                     return []
                 return _positional(names, held)
@@ -908,6 +922,11 @@ class Evaluator:
                         and all(type(e) is cst.Element and type(e.value) is cst.Name for e in target.elements)
                     ):
                         return [(target.elements[1].value, elements)]  # type: ignore[list-item]
+                    second = target.elements[1].value if enumerated and _pair(target) else None  # type: ignore[attr-defined]
+                    parts = _names_of(second)
+                    if parts and suffix == ".[]":
+                        # `for i, (x, y) in enumerate(loader):` each name a part of an item.
+                        return [(name, _item_parts(key)) for name in parts]
                     return []
                 return [(target, elements)] if type(target) is cst.Name else []
         if not elements or not (any(o.kind in HOST_KINDS for o in elements) or _objects_holding_host(elements)):
@@ -961,6 +980,12 @@ class Evaluator:
             self._only_read[(name, fields)] = only_read(self.scope, name, fields=fields)
         return self._only_read[(name, fields)]
 
+    def _parts_of_parameter_items(self, key: str) -> bool:
+        """``for x, y in loader:`` of a parameter this function only reads: each name is a part
+        of an item, which a caller passing a data loader says (``FileSummaries.forward_arguments``;
+        for a list of tuples the parts are not followed)."""
+        return "." not in key and self._own_parameter(key) and self.only_reads(key)
+
     def parameter_items(self, node: cst.BaseExpression, call: cst.Call) -> Value | None:
         """For a list parameter this function only reads, but for handing it to ``call`` (a
         torch function: ``torch.cat(ws)`` of ``def f(ws)``): its items, named so that a call's
@@ -1009,6 +1034,23 @@ class Evaluator:
         ):
             return node.args[0].value
         return node
+
+    def _enumerated(self, node: cst.BaseExpression) -> tuple[cst.BaseExpression, bool]:
+        """``(xs, True)`` for ``enumerate(xs)`` or ``enumerate(xs, start)`` of the builtin, else
+        ``(node, False)``."""
+        if (
+            type(node) is cst.Call
+            and type(node.func) is cst.Name
+            and node.func.value == "enumerate"
+            and "enumerate" not in self.env
+            and "enumerate" not in self.file_names.module_level_bindings
+            and node.args
+            and node.args[0].keyword is None
+            and not any(a.star for a in node.args)
+            and len(node.args) <= 2
+        ):
+            return node.args[0].value, True
+        return node, False
 
     def walked(self, node: cst.BaseExpression, target: cst.BaseExpression) -> list[cst.BaseExpression]:
         """What a ``for`` reads: the list of ``enumerate(xs)``, each list of ``zip(xs, ys)`` walked
@@ -1206,6 +1248,27 @@ class Evaluator:
             if not _opens_on_host(library, call):
                 return UNKNOWN  # opened on a device, for numpy, or as chosen at run time
             return host_handle(call, "file", f"{library}(...)")
+        if library is not None and library in torch_api.PASS_THROUGH_ITERATORS:
+            self._escaping_args(call, f"`{dotted(func)}()`")
+            first = call.args[0] if call.args and call.args[0].keyword is None and not call.args[0].star else None
+            walked = self.value_of(first.value) if first is not None else UNKNOWN
+            return walked if handle_kind(walked) == "loader" else UNKNOWN  # `tqdm(loader)`: its batches
+        if library is not None and library in torch_api.TENSOR_DATASETS:
+            self._escaping_args(call, f"`{dotted(func)}()`")
+            if all({o.kind for o in self.value_of(a.value)} <= HOST_KINDS for a in call.args):
+                return UNKNOWN  # of host tensors: its batches are stacked on the host
+            # Of tensors that may be on a device: so are the batches a loader stacks of them.
+            return host_handle(call, "device-dataset", f"`{dotted(func)}(...)`")
+        if library is not None and library in torch_api.HOST_BATCH_LOADERS:
+            self._escaping_args(call, f"`{dotted(func)}()`")
+            if not _loads_pageable_batches(call):
+                return UNKNOWN  # pinned, collated by the project's function, or as chosen at run time
+            dataset = _argument(call, 0, "dataset")
+            if dataset is None or any(o.handle == "device-dataset" for o in self.value_of(dataset)):
+                return UNKNOWN  # a `TensorDataset` of tensors that may be on a device: so are its batches
+            if self.summaries is None or self.summaries.text_matches(LOADER_CHANGING_TEXT):
+                return UNKNOWN  # `loader.pin_memory = True` may run before the loop
+            return host_handle(call, "loader", f"`{dotted(func)}(...)`", library)
         if library is not None:
             self._escaping_args(call, f"`{dotted(func)}()`")
             if not _loads_on_host(library, call):
@@ -1332,6 +1395,11 @@ class Evaluator:
             self.host_escape(value, call.args[0].value, f"passed to `{func.value}()`")  # type: ignore[union-attr]
         else:
             self._escaping_args(call, f"`{dotted(func) or 'a call'}()`")
+        if builtin and func.value in ("iter", "next") and call.args and call.args[0].keyword is None:
+            walked = self.value_of(call.args[0].value)
+            if handle_kind(walked) == "loader" and not call.args[0].star:
+                # `next(iter(loader))`: a batch of a data loader that pins nothing.
+                return walked if func.value == "iter" else batches(walked)
         if builtin and func.value in torch_api.PYTHON_DATA_BUILTINS:
             return PYDATA
         if (type(func) is cst.Name and func.value in self.env and func.value not in self.local_functions) or type(
@@ -1482,7 +1550,7 @@ class Evaluator:
             # (In this function: a call is assumed to replace no tensor's memory, as for tensors
             # handed to it directly.) The file's text is asked first: most files name none of
             # these, and the walk of every node is a tenth of some files' analysis.
-            may = self.summaries is None or self.summaries.text_may_replace_memory()
+            may = self.summaries is None or self.summaries.text_matches(MEMORY_REPLACING_TEXT)
             self._replaces_memory = may and _replaces_memory(self.scope)
         if self._replaces_memory:
             return False
@@ -1923,6 +1991,67 @@ def _argument(call: cst.Call, position: int, keyword: str) -> cst.BaseExpression
         return found
     positional = [a for a in call.args if a.keyword is None]
     return positional[position].value if len(positional) > position else None
+
+
+def _item_parts(key: str) -> Value:
+    """A part of an item of parameter ``key`` (``x`` of ``for x, y in key:``)."""
+    return frozenset({Origin(Kind.UNKNOWN, what=f"a part of an item of parameter `{key}`", parameter=key + "[*]")})
+
+
+def _names_of(target: cst.BaseExpression | None) -> list[cst.Name]:
+    """The names of a tuple target of plain names (``x, y``), else none."""
+    if type(target) is not cst.Tuple or not all(
+        type(e) is cst.Element and type(e.value) is cst.Name for e in target.elements
+    ):
+        return []
+    return [e.value for e in target.elements]  # type: ignore[misc]
+
+
+def _pair(target: cst.BaseExpression) -> bool:
+    """``i, batch`` (of ``enumerate``): a two-element tuple without a starred element."""
+    return (
+        type(target) is cst.Tuple and len(target.elements) == 2 and all(type(e) is cst.Element for e in target.elements)
+    )
+
+
+def _batch_names(target: cst.BaseExpression | None, batch: Value) -> list[tuple[cst.Name, Value]]:
+    """The names a loop target binds to parts of a loaded batch, each to ``batch`` (every
+    tensor in it is in pageable host memory): ``batch``, ``x, y``, ``(x, (y, z))``; a starred
+    name collects a list (left unknown)."""
+    if type(target) is cst.Name:
+        return [(target, batch)]
+    if type(target) in (cst.Tuple, cst.List):
+        return [
+            bound
+            for element in target.elements  # type: ignore[union-attr]
+            if type(element) is cst.Element
+            for bound in _batch_names(element.value, batch)
+        ]
+    return []  # nothing, an attribute or a subscript: not followed
+
+
+def _loads_pageable_batches(call: cst.Call) -> bool:
+    """A data loader whose batches the default collate function stacks into new host tensors
+    that nothing pins: ``pin_memory=`` absent or the literal ``False``, no ``collate_fn=`` (the
+    project's collate function may pin, or build on a device), ``batch_size=`` not ``None``
+    (without batching the dataset's own tensors are given as they are: on a device, or pinned),
+    and no ``*args``/``**kwargs`` that may hold any of them."""
+    if any(a.star for a in call.args):
+        return False
+    parameters = torch_api.LOADER_PARAMETERS
+    positional = [a for a in call.args if a.keyword is None]
+    if len(positional) > parameters.index("collate_fn"):
+        return False  # a collate function or pin_memory passed by position
+    passed = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    passed.update((parameters[i], a.value) for i, a in enumerate(positional))
+    pin = passed.get("pin_memory")
+    if pin is not None and not (type(pin) is cst.Name and pin.value == "False"):
+        return False  # pinned (or as a flag says at run time)
+    collate = passed.get("collate_fn")
+    if collate is not None and not (type(collate) is cst.Name and collate.value == "None"):
+        return False
+    batch_size = passed.get("batch_size")
+    return not (type(batch_size) is cst.Name and batch_size.value == "None")
 
 
 def _loads_on_host(library: str, call: cst.Call) -> bool:

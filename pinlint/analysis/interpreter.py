@@ -658,6 +658,9 @@ class Interpreter(Evaluator):
                 and not any(type(e) is cst.StarredElement for e in value_node.elements)
             ):
                 values = [self.value_of(e.value) for e in value_node.elements]
+            elif value and all(o.kind is Kind.PAGEABLE and o.loaded for o in value):
+                # `inputs, labels = batch` of a loaded batch (state): every tensor in it is pageable.
+                values = [value] * len(elements)
             elif (
                 type(value_node) is cst.Call
                 and self.summaries is not None

@@ -219,6 +219,9 @@ class ScopeNames:
             full in torch_api.HOST_LIBRARY_FUNCTIONS
             or full in torch_api.HOST_FILE_HANDLES
             or full in torch_api.DEVICE_KEEPING_LIBRARY_FUNCTIONS
+            or full in torch_api.HOST_BATCH_LOADERS
+            or full in torch_api.PASS_THROUGH_ITERATORS
+            or full in torch_api.TENSOR_DATASETS
         )
         return full if known else None
 

@@ -21,6 +21,8 @@ _SOURCE_NAMES = sorted(
     # Known library loaders (`load_file(path)`, `st.load_file(path)`): pageable host tensors.
     | {name.rsplit(".", 1)[-1] for name in torch_api.HOST_LIBRARY_FUNCTIONS}
     | {name.rsplit(".", 1)[-1] for name in torch_api.HOST_FILE_HANDLES}
+    # Data loaders (`DataLoader(ds)`): their batches are pageable host tensors.
+    | {name.rsplit(".", 1)[-1] for name in torch_api.HOST_BATCH_LOADERS}
 )
 
 

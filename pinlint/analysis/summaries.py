@@ -36,7 +36,19 @@ from pinlint.analysis.parse import parse
 from pinlint.analysis.positions import Positions
 from pinlint.analysis.scopes import dotted, iter_statements, named_parameter
 from pinlint.analysis.triage import Segment, segment_for, segment_text
-from pinlint.analysis.values import HOST_DEVICE, HOST_KINDS, PYDATA, UNKNOWN, Kind, Value, is_true, only, replayed
+from pinlint.analysis.values import (
+    HOST_DEVICE,
+    HOST_KINDS,
+    PYDATA,
+    UNKNOWN,
+    Kind,
+    Value,
+    batches,
+    handle_kind,
+    is_true,
+    only,
+    replayed,
+)
 
 if TYPE_CHECKING:
     from pinlint.analysis.events import AttributeCopy
@@ -113,8 +125,8 @@ class FileSummaries:
         self.init_allocations: dict[str, dict[str, tuple[int | None, str, bool]]] = {}
         #: class -> its own ``__init__``, parsed with ``ast`` (None: none to read).
         self.init_trees: dict[str, ast.FunctionDef | None] = {}
-        self._may_replace_memory: bool | None = None
-        self._may_declare: bool | None = None
+        #: pattern -> whether the file's text matches it (``text_matches``).
+        self._text_matches: dict[re.Pattern[str], bool] = {}
         #: def line -> the depth its interpretation in ``_parsed`` was made at.
         self._parsed_depth: dict[int, int] = {}
         #: def line -> the text of its segment (read to decide whether to parse it).
@@ -644,18 +656,13 @@ class FileSummaries:
             and self.scan.bound_only_by_import(name)  # (after the module's answer: most names are no constant)
         )
 
-    def text_may_replace_memory(self) -> bool:
-        """Whether the file's text names what may replace a tensor's memory in place (a cheap
-        over-approximation of ``expressions._replaces_memory`` for all its functions)."""
-        if self._may_replace_memory is None:
-            self._may_replace_memory = _MEMORY_REPLACING_TEXT.search(self.text) is not None
-        return self._may_replace_memory
-
-    def text_may_declare(self) -> bool:
-        """Whether the file's text may hold a ``global``, ``nonlocal`` or ``match`` statement."""
-        if self._may_declare is None:
-            self._may_declare = _DECLARING_TEXT.search(self.text) is not None
-        return self._may_declare
+    def text_matches(self, pattern: re.Pattern[str]) -> bool:
+        """Whether the file's text matches ``pattern`` (one of the cheap over-approximations
+        in ``text_patterns``)."""
+        found = self._text_matches.get(pattern)
+        if found is None:
+            found = self._text_matches[pattern] = pattern.search(self.text) is not None
+        return found
 
     def module_constant_truth(self, name: str) -> bool | None:
         """The truth of this module's literal constant ``name`` (``USE_STAGE = True``), if it is one."""
@@ -823,6 +830,9 @@ class FileSummaries:
                 # The callee walks the list (dict) and copies its items: those the caller put in.
                 held = evaluator.held_by_argument(argument) or {}
                 value = held.get("." + items)
+                walked = evaluator.value_of(argument)
+                if value is None and items in ("[]", "[*]") and handle_kind(walked) == "loader":
+                    value = batches(walked)  # the batches of a data loader that pins nothing
                 if value is None and items == "{}":
                     # What a loader read (`torch.load(f, map_location="cpu")`): its values are
                     # host tensors, whatever the dict's keys.
@@ -1010,8 +1020,9 @@ _CONTAINER_NODES = (cst.Name, cst.List, cst.Tuple, cst.Dict, cst.ListComp, cst.D
 
 
 def _item_parameter(parameter: str) -> tuple[str, str]:
-    """``"bufs[]"`` (the items of parameter ``bufs``) -> ``("bufs", "[]")``; ``"t"`` -> ``("t", "")``."""
-    for suffix in ("[]", "{}"):
+    """``"bufs[]"`` (the items of parameter ``bufs``) -> ``("bufs", "[]")``; ``"t"`` -> ``("t", "")``;
+    ``"loader[*]"`` (a part of an item: ``x`` of ``for x, y in loader:``) -> ``("loader", "[*]")``."""
+    for suffix in ("[]", "{}", "[*]"):
         if parameter.endswith(suffix):
             return parameter[: -len(suffix)], suffix
     return parameter, ""
@@ -1214,18 +1225,6 @@ def _may_return(text: str) -> bool:
 
 
 #: ``class Name(...)`` header lines (not constructions of the class).
-#: Over-approximates ``expressions._replaces_memory`` on text: a name of a storage-replacing method
-#: or swapping function anywhere, or a storage attribute followed by ``=`` (not ``==``), through
-#: spaces, continuations, closing parentheses and comments.
-_MEMORY_REPLACING_TEXT = re.compile(
-    "|".join(
-        [rf"\b{re.escape(m)}\b" for m in sorted(torch_api.STORAGE_REPLACING_METHODS)]
-        + [rf"\b{re.escape(f.rsplit('.', 1)[-1])}\b" for f in sorted(torch_api.MEMORY_SWAPPING_FUNCTIONS)]
-        + [rf"\.[\s\\]*{re.escape(a)}\b(?:[\s\\)]|#[^\n]*)*=(?!=)" for a in sorted(torch_api.STORAGE_ATTRIBUTES)]
-    )
-)
-#: A statement starting with ``global``, ``nonlocal`` or ``match`` (a soft keyword: over-approximated).
-_DECLARING_TEXT = re.compile(r"(?:^|;)[ \t]*(?:global|nonlocal|match)\b", re.M)
 _CLASS_LINES = re.compile(r"^[ \t]*class[ \t]+\w+.*$", re.M)
 
 

@@ -67,14 +67,16 @@ class Origin:
     #: For pinnable ``torch.tensor(data)``: is ``data`` provably Python data (a safe fix)?
     data_is_python: bool = False
     #: For pageable: the torch factory or method that made it (``"tensor"``, ``"zeros"``), ""
-    #: for other births. Fix safety reads this, never the display text.
+    #: for other births (a data loader's batch: the loader's dotted name, as for the loader's
+    #: handle). Fix safety reads this, never the display text.
     factory: str = ""
     #: For pageable: provably not 0-dimensional (a size was given, or list data): combined with
     #: an operand of unknown device it stays on the host (a CUDA operand would raise).
     vector: bool = False
     #: For an unknown value that is a parameter of the function analysed: its name (summaries
     #: of which parameters reach a copy read it); ``"bufs[]"``/``"d{}"`` for its items,
-    #: ``"batch.ids"`` for a field of it.
+    #: ``"loader[*]"`` for a part of one (``x`` of ``for x, y in loader:``), ``"batch.ids"``
+    #: for a field of it.
     parameter: str = ""
     #: For an unknown value read from ``self.<attr>`` that nothing in this function or its class
     #: sets (a dataclass field, filled by whoever constructs the object): the attribute's name.
@@ -105,6 +107,8 @@ class Origin:
     #: For an unknown value that is a handle on a file of tensors opened on the host
     #: (``safe_open(path, framework="pt")``): ``"file"``; ``"slice"`` for what its
     #: ``get_slice(name)`` returns. What they read is pageable (see ``torch_api.HOST_FILE_HANDLES``).
+    #: ``"loader"`` for a data loader that pins nothing: its batches are pageable (see
+    #: ``torch_api.HOST_BATCH_LOADERS``).
     handle: str = ""
     #: For a parameter kept past ``if t.device == home: return t`` (``home`` a parameter too):
     #: ``home``'s name. A caller that passes the host for it copies nothing of a host tensor.
@@ -114,7 +118,7 @@ class Origin:
     def whole_parameter(self) -> bool:
         """A parameter itself, not an item of one (``"bufs[]"``: what ``for t in bufs`` gives)
         nor a field of one (``"batch.ids"``)."""
-        return bool(self.parameter) and not self.parameter.endswith(("[]", "{}")) and "." not in self.parameter
+        return bool(self.parameter) and not self.parameter.endswith(("[]", "{}", "[*]")) and "." not in self.parameter
 
     @property
     def parametric(self) -> bool:
@@ -188,15 +192,23 @@ def pageable(
     return frozenset({Origin(Kind.PAGEABLE, node, pinnable, what, data_is_python, factory, vector)})
 
 
-def loaded(node: cst.CSTNode, what: str) -> Value:
-    """What a loader read into pageable host memory: a tensor, or a container of them."""
-    return frozenset({Origin(Kind.PAGEABLE, node, what=what, loaded=True)})
+def loaded(node: cst.CSTNode, what: str, factory: str = "") -> Value:
+    """What a loader read into pageable host memory: a tensor, or a container of them.
+    ``factory``: the data loader whose batch it is (``torch.utils.data.DataLoader``), if one."""
+    return frozenset({Origin(Kind.PAGEABLE, node, what=what, factory=factory, loaded=True)})
 
 
-def host_handle(node: cst.CSTNode, kind: str, what: str) -> Value:
+def host_handle(node: cst.CSTNode, kind: str, what: str, factory: str = "") -> Value:
     """A handle on a file of tensors opened on the host (``kind`` "file"), or a slice of one
-    (``"slice"``): no tensor yet, but what it reads is in pageable host memory."""
-    return frozenset({Origin(Kind.UNKNOWN, node, what=what, handle=kind)})
+    (``"slice"``), or a data loader that pins nothing (``"loader"``, ``factory`` its dotted
+    name): no tensor yet, but what it reads (gives) is in pageable host memory."""
+    return frozenset({Origin(Kind.UNKNOWN, node, what=what, factory=factory, handle=kind)})
+
+
+def batches(loader: Value) -> Value:
+    """What iterating a data loader that pins nothing gives: its batches, each a container of
+    (or one) new pageable host tensors, born at the loader's construction."""
+    return frozenset().union(*(loaded(o.node, f"a batch of {o.what}", o.factory) for o in loader))  # type: ignore[arg-type]
 
 
 def handle_kind(value: Value | None) -> str:

@@ -3,6 +3,7 @@ where it is made reaches a non_blocking host-to-device copy. Docs and examples: 
 
 from __future__ import annotations
 
+from pinlint import torch_api
 from pinlint.analysis.events import SinkHit
 from pinlint.core.results import Finding
 from pinlint.rules.base import NON_BLOCKING_TRIGGERS, Rule, RuleContext
@@ -11,6 +12,12 @@ REMEDY = (
     "no automatic fix: this value cannot take `pin_memory=` where it is made; copy it into a "
     "pinned staging buffer that you allocate once with `pin_memory=True` and reuse "
     "(`staging[:n].copy_(src)`), or pin the data where it is first built"
+)
+
+#: For a data loader's batch: the loader pins its batches when asked to.
+LOADER_REMEDY = (
+    "no automatic fix: pass `pin_memory=True` to the loader, whose pin thread then copies each "
+    "batch into pinned memory before the loop takes it"
 )
 
 
@@ -24,7 +31,8 @@ class UnpinnableNonBlockingSource(Rule):
             return None  # PIN001's case: pin_memory= can be added at the birth
         # The headline says what is wrong; the help line (REMEDY) says why pinning at birth fails.
         message = f"{_article(event.origin.what)} is pageable and {ctx.reaches(event)}: the copy is not asynchronous"
-        return ctx.copy_finding(self.code, event, message, note=REMEDY)
+        remedy = LOADER_REMEDY if event.origin.factory in torch_api.HOST_BATCH_LOADERS else REMEDY
+        return ctx.copy_finding(self.code, event, message, note=remedy)
 
 
 def _article(what: str) -> str:

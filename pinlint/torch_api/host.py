@@ -165,6 +165,35 @@ HOST_FILE_HANDLES: dict[str, tuple[tuple[int, str], tuple[int, str]]] = {
     "safetensors.safe_open": ((1, "framework"), (2, "device")),
     "safetensors.torch.safe_open": ((1, "framework"), (2, "device")),
 }
+#: Data loaders whose batches are new host tensors in pageable memory unless ``pin_memory=`` is
+#: true: the default collate function stacks each batch into new tensors (``torch.stack``), and
+#: only the pin thread that ``pin_memory=True`` starts copies them into pinned memory.
+HOST_BATCH_LOADERS: frozenset[str] = frozenset(
+    {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}
+)
+#: Datasets over tensors given to them: a batch is stacked on the device those tensors are on.
+TENSOR_DATASETS: frozenset[str] = frozenset(
+    {"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"}
+)
+#: Their parameters, in order, up to ``pin_memory``: a positional argument past the dataset may
+#: be any of these.
+LOADER_PARAMETERS: tuple[str, ...] = (
+    "dataset",
+    "batch_size",
+    "shuffle",
+    "sampler",
+    "batch_sampler",
+    "num_workers",
+    "collate_fn",
+    "pin_memory",
+)
+#: Library iterators that give the items of the iterable they wrap, unchanged (a progress bar).
+PASS_THROUGH_ITERATORS: frozenset[str] = frozenset(
+    {"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm", "tqdm.rich.tqdm"}
+)
+#: Loader attributes whose assignment changes what later iterations give (``loader.pin_memory =
+#: True`` pins them; ``loader.collate_fn = f`` builds them another way).
+LOADER_BATCH_ATTRIBUTES: frozenset[str] = frozenset({"pin_memory", "collate_fn"})
 #: The framework names that make such a handle read torch tensors (others give numpy arrays...).
 TORCH_FRAMEWORK_NAMES: frozenset[str] = frozenset({"pt", "torch", "pytorch"})
 #: A handle's methods that read a tensor, and the one that reads a slice object whose

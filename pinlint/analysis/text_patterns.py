@@ -1,0 +1,30 @@
+"""Cheap over-approximations, on a file's text, of what its code may do: a pattern that does
+not match proves the code does not do it, so the walk that would look for it is skipped (or
+the value it would decide is trusted). ``FileSummaries.text_matches`` runs each once a file."""
+
+from __future__ import annotations
+
+import re
+
+from pinlint import torch_api
+
+#: Over-approximates ``expressions._replaces_memory`` on text: a name of a storage-replacing method
+#: or swapping function anywhere, or a storage attribute followed by ``=`` (not ``==``), through
+#: spaces, continuations, closing parentheses and comments.
+MEMORY_REPLACING_TEXT = re.compile(
+    "|".join(
+        [rf"\b{re.escape(m)}\b" for m in sorted(torch_api.STORAGE_REPLACING_METHODS)]
+        + [rf"\b{re.escape(f.rsplit('.', 1)[-1])}\b" for f in sorted(torch_api.MEMORY_SWAPPING_FUNCTIONS)]
+        + [rf"\.[\s\\]*{re.escape(a)}\b(?:[\s\\)]|#[^\n]*)*=(?!=)" for a in sorted(torch_api.STORAGE_ATTRIBUTES)]
+    )
+)
+#: A data loader's batches made another way after it is built: ``loader.pin_memory = True``,
+#: ``loader.collate_fn = f``, or those names as strings (``setattr(loader, "pin_memory", True)``,
+#: a dict of keyword arguments).
+LOADER_CHANGING_TEXT = re.compile(
+    "|".join(
+        rf"\.[\s\\]*{a}\b(?:[\s\\)]|#[^\n]*)*=(?!=)|[\"']{a}[\"']" for a in sorted(torch_api.LOADER_BATCH_ATTRIBUTES)
+    )
+)
+#: A statement starting with ``global``, ``nonlocal`` or ``match`` (a soft keyword: over-approximated).
+DECLARING_TEXT = re.compile(r"(?:^|;)[ \t]*(?:global|nonlocal|match)\b", re.M)
