@@ -1,6 +1,6 @@
 """The per-file result cache (``.pinlint_cache/`` or ``--cache-dir``).
 
-One file per (pinlint version, analysis settings), holding for each checked file its size,
+One file per (pinlint's code, analysis settings), holding for each checked file its size,
 mtime, content digest and result. A file whose size and mtime are unchanged is a hit without
 being read (ruff's fast path); otherwise its bytes are hashed and compared.
 
@@ -46,8 +46,27 @@ _KEY_BYTES = 32
 
 
 def cache_file(directory: Path, settings: AnalysisSettings) -> Path:
-    key = hashlib.blake2b(f"{__version__}|{settings.key()}".encode(), digest_size=8).hexdigest()
+    key = hashlib.blake2b(f"{code_identity()}|{settings.key()}".encode(), digest_size=8).hexdigest()
     return directory / __version__ / f"{key}.cache"
+
+
+_IDENTITY: list[str] = []
+
+
+def code_identity() -> str:
+    """pinlint's version and a digest of the names, sizes and mtimes of its own files (code and
+    rule tables): results cached by other code of the same version (an edited editable install,
+    a reinstall of a newer build) are never read as this code's."""
+    if not _IDENTITY:
+        package = Path(__file__).resolve().parent
+        parts = []
+        for path in sorted(package.rglob("*")):
+            if path.suffix in (".py", ".toml") and "__pycache__" not in path.parts:
+                info = path.stat()
+                parts.append(f"{path.relative_to(package).as_posix()}:{info.st_size}:{info.st_mtime_ns}")
+        digest_ = hashlib.blake2b("\n".join(parts).encode(), digest_size=8).hexdigest()
+        _IDENTITY.append(f"{__version__}+{digest_}")
+    return _IDENTITY[0]
 
 
 def _key_dir() -> Path:
@@ -351,7 +370,7 @@ def _encode_entries(
         else:
             analysis = None if r.analysis is EMPTY else datacodec.encode(r.analysis)
         out[path] = [r.size, r.mtime_ns, r.digest, r.triaged_in, analysis]
-    return {"format": _FORMAT, "pinlint": __version__, "settings": settings_key, "entries": out}
+    return {"format": _FORMAT, "pinlint": code_identity(), "settings": settings_key, "entries": out}
 
 
 _ANALYSIS_TYPE = datacodec.typing.get_type_hints(FileResult)["analysis"]
@@ -362,7 +381,7 @@ def _decode_entries(data: Any, settings_key: str, raw: dict[str, Any]) -> dict[s
     builds one when it is asked for)."""
     if type(data) is not dict or set(data) != {"format", "pinlint", "settings", "entries"}:
         raise datacodec.ShapeError("not a pinlint cache")
-    if data["format"] != _FORMAT or data["pinlint"] != __version__ or data["settings"] != settings_key:
+    if data["format"] != _FORMAT or data["pinlint"] != code_identity() or data["settings"] != settings_key:
         raise datacodec.ShapeError("another version or settings")
     entries = data["entries"]
     if type(entries) is not dict:

@@ -163,3 +163,34 @@ def _a_finding():  # type: ignore[no-untyped-def]
 
     [finding] = analyze_text(HOT, AnalysisSettings(rules=("PIN001",))).findings
     return finding
+
+
+def test_results_of_other_code_of_the_same_version_are_not_read(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pinlint import cache
+
+    assert [d["code"] for d in run()] == ["PIN001"]
+    # The same version, other code (an edited editable install): the cached result says there
+    # is nothing in hot.py; the run must analyse it again rather than trust that.
+    (entry,) = _cache_files(project)
+    monkeypatch.setattr(cache, "_IDENTITY", [cache.code_identity() + "-edited"])
+    assert _cache_files(project) == [entry]
+    assert [d["code"] for d in run()] == ["PIN001"]
+    assert len(_cache_files(project)) == 2  # its own cache file, beside the other code's
+
+
+def test_the_code_identity_follows_the_package_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from pinlint import cache
+
+    first = cache.code_identity()
+    monkeypatch.setattr(cache, "_IDENTITY", [])
+    assert cache.code_identity() == first  # the same files: the same identity
+    rule = Path(cache.__file__).parent / "rules" / "PIN001.toml"
+    info = rule.stat()
+    monkeypatch.setattr(cache, "_IDENTITY", [])
+    try:
+        os.utime(rule, ns=(info.st_atime_ns, info.st_mtime_ns + 1_000_000))
+        assert cache.code_identity() != first
+    finally:
+        os.utime(rule, ns=(info.st_atime_ns, info.st_mtime_ns))

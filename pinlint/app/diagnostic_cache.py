@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from pinlint import __version__, datacodec
 from pinlint.app.options import CheckOptions, cache_dir
+from pinlint.cache import code_identity
 from pinlint.config import Config
 from pinlint.core.diagnostics import Diagnostic
 from pinlint.core.results import AnalysisSettings, FileResult
@@ -38,7 +39,7 @@ def fingerprint(*parts: object) -> str:
     """A digest of plain data and dataclasses (sets sorted, paths as text): the same inputs give
     the same fingerprint in every process, whatever the hash seed."""
     text = json.dumps([_plain(p) for p in parts], sort_keys=True, separators=(",", ":"))
-    return hashlib.blake2b(f"{__version__}|{text}".encode(), digest_size=16).hexdigest()
+    return hashlib.blake2b(f"{code_identity()}|{text}".encode(), digest_size=16).hexdigest()
 
 
 def _plain(value: object) -> Any:
