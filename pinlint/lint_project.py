@@ -96,8 +96,8 @@ def project_summaries(  # type: ignore[no-untyped-def]
         found = tokens.get(id(file_names))
         if found is None:
             found = tokens[id(file_names)] = SourceTokens(file_names)
-        # It builds a tensor itself. (One that only returns what a helper of its own file built
-        # is not followed: the cost of parsing every such function is not worth the rare find.)
+        # It builds a tensor itself. (One that returns what a helper of its own file builds is
+        # asked about that helper: `ProjectSummaries._wants_function`.)
         return found.search(function_text)
 
     return ProjectSummaries(ModuleFiles(settings.project_root, path, overlay), make_summaries, wants)

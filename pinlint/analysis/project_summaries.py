@@ -39,6 +39,8 @@ _MAX_KEPT_CLASSES = 4096
 
 
 #: Text that may rebind a module's names other than by a statement a scan reads.
+#: A called plain name (``load_shard(`` but not ``self.load(`` or ``mod.load(``).
+_CALLED_NAME = re.compile(r"(?<![\w.])([A-Za-z_]\w*)[ \t]*\(")
 _REBINDS_BY_NAME = re.compile(r"\bsetattr\(|\bsys\.modules\b|\bglobals\(\)|\bexec\(|def __getattr__")
 
 
@@ -90,6 +92,8 @@ class ProjectSummaries:
         self._patched: dict[tuple[str, str], bool] = {}
         self._stored_around: dict[tuple[str, str], bool] = {}
         self._module_host_constants: dict[tuple[str, str], bool] = {}
+        #: (file, def line, helper levels) -> whether that function is worth parsing for a caller.
+        self._wanted: dict[tuple[str, int, int], bool] = {}
 
     # ------------------------------------------------------------------ lookups
     def function(
@@ -449,11 +453,26 @@ class ProjectSummaries:
         text = segment_text(foreign.file.lines, segment_for(foreign.file.lines, start))
         return text is not None and "return" in text
 
-    def _wants_function(self, foreign: ForeignFile, start: int) -> bool:
+    def _wants_function(self, foreign: ForeignFile, start: int, helpers: int = 1) -> bool:
+        """Whether the function at ``start`` of ``foreign`` may matter to a caller here: it may
+        copy, or builds a tensor, or (``helpers`` levels down) returns what a function of its
+        own file may build (``return load_shard(f)``)."""
         from pinlint.analysis.triage import segment_for, segment_text
 
+        key = (foreign.file.path, start, helpers)
+        if key in self._wanted:
+            return self._wanted[key]
+        self._wanted[key] = False  # (a function calling itself)
         text = segment_text(foreign.file.lines, segment_for(foreign.file.lines, start))
-        return text is not None and self._wants(foreign.names, foreign.file.text, text)
+        wanted = text is not None and self._wants(foreign.names, foreign.file.text, text)
+        if not wanted and text is not None and helpers > 0 and "return" in text:
+            for name in sorted(set(_CALLED_NAME.findall(text))):
+                starts = [line for line, indented in foreign.file.scan.defs(name) if not indented]
+                if len(starts) == 1 and starts[0] != start and self._wants_function(foreign, starts[0], helpers - 1):
+                    wanted = True
+                    break
+        self._wanted[key] = wanted
+        return wanted
 
     def file(self, path: str) -> ForeignFile | None:
         if path in self.files:
