@@ -275,9 +275,10 @@ class _Walker:
             if isinstance(current, ast.Call):
                 found.append(current)
             if isinstance(current, _COMPREHENSIONS) and any(over_a_named_list(g.iter) for g in current.generators):
-                parts = (current.key, current.value) if isinstance(current, ast.DictComp) else (current.elt,)
-                if any(_has_call(part) for part in parts):
-                    raise _Defer  # its items may be a built list's, which the interpreter knows
+                if _has_construction(current, self.names):
+                    # A construction from its items (`[torch.tensor(x, device=d) for x in xs]`):
+                    # they may be a built list's, which the interpreter knows (on the device?).
+                    raise _Defer
             if isinstance(current, ast.IfExp):
                 truth = _constant_truth(current.test)
                 if truth is None and self._module_flag(current.test) and _has_call(current):

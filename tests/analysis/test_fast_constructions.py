@@ -32,6 +32,21 @@ def f(x, device):
         y = torch.zeros(3, device=device)
     return torch.tensor(y, device=device)
 """,
+    "comprehension_of_device_items": """
+import torch
+
+def f(device):
+    parts = [torch.zeros(3, device="cuda"), torch.ones(3, device="cuda")]
+    return [torch.tensor(p, device=device) for p in parts]
+""",
+    "comprehension_without_construction": """
+import torch
+
+def f(lens, device):
+    parts = [len(x) for x in lens]
+    sizes = {k: str(v) for k, v in zip(parts, lens)}
+    return torch.tensor(parts, device=device), sizes
+""",
     "device_tensor": """
 import torch
 
@@ -111,3 +126,23 @@ def test_fast_path_does_not_import_libcst() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_comprehension_without_a_construction_keeps_the_fast_path() -> None:
+    # Only a construction inside a comprehension over a built list needs the full analysis
+    # (its items may be device tensors); other comprehensions of the function do not.
+    from pinlint.analysis.fast_constructions import fast_constructions
+    from pinlint.analysis.names import scan_names
+    from pinlint.analysis.triage import compile_triggers, function_segments, segment_text
+    from pinlint.core.text import split_lines
+    from pinlint.rules.pin003_blocking_device_construction import BlockingDeviceConstruction
+
+    triggers = compile_triggers(BlockingDeviceConstruction.triggers)
+    for name, expected in (("comprehension_without_construction", 1), ("comprehension_of_device_items", None)):
+        text = CASES[name]
+        lines = split_lines(text)
+        (segment,) = function_segments(text, triggers, lines)
+        source = segment_text(lines, segment)
+        assert source is not None
+        found = fast_constructions(source, segment, lines, scan_names(text, lines))
+        assert (None if found is None else len(found)) == expected, name
