@@ -157,7 +157,7 @@ def analyze_text(
         if (
             source is not None
             and not source_token.search(source)
-            and not source_token.may_receive(source, text)
+            and not source_token.may_receive(source, text, cross_file)
             and not (cross_file and source_token.calls_imported(source))
         ):
             # Nothing in this function makes a host tensor, nor reads one another function of

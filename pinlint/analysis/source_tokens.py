@@ -56,11 +56,13 @@ class SourceTokens:
                 )
         return self._calls_imported is not False and self._calls_imported.search(segment) is not None
 
-    def may_receive(self, segment: str, text: str) -> bool:
+    def may_receive(self, segment: str, text: str, cross_file: bool = False) -> bool:
         """The segment may copy a tensor made elsewhere in the file: the file makes host tensors
-        somewhere, and the segment reads ``self.`` attributes or calls a function defined here."""
+        somewhere (``cross_file``: or calls an imported function, which may return one that a
+        method stores in ``self.``), and the segment reads ``self.`` attributes or calls a
+        function defined here."""
         if self._file_has_source is None:
-            self._file_has_source = self.search(text)
+            self._file_has_source = self.search(text) or (cross_file and self.calls_imported(text))
             self._defined = frozenset(_DEF_NAME.findall(text))
         if not self._file_has_source:
             return False
