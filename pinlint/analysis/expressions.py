@@ -1022,35 +1022,30 @@ class Evaluator:
     def iterable(self, node: cst.BaseExpression) -> cst.BaseExpression:
         """What a ``for`` walks: ``xs`` for ``enumerate(xs)`` (the builtin, one argument: it only
         reads ``xs`` for the loop), else ``node`` itself."""
-        if (
-            type(node) is cst.Call
-            and type(node.func) is cst.Name
-            and node.func.value == "enumerate"
-            and "enumerate" not in self.env
-            and "enumerate" not in self.file_names.module_level_bindings
-            and len(node.args) == 1
-            and node.args[0].keyword is None
-            and not node.args[0].star
-        ):
-            return node.args[0].value
-        return node
+        walked = self._enumerate_of(node, 1)
+        return walked if walked is not None else node
 
     def _enumerated(self, node: cst.BaseExpression) -> tuple[cst.BaseExpression, bool]:
         """``(xs, True)`` for ``enumerate(xs)`` or ``enumerate(xs, start)`` of the builtin, else
         ``(node, False)``."""
+        walked = self._enumerate_of(node, 2)
+        return (walked, True) if walked is not None else (node, False)
+
+    def _enumerate_of(self, node: cst.BaseExpression, most: int) -> cst.BaseExpression | None:
+        """``xs`` of a call of the builtin ``enumerate`` with at most ``most`` arguments, ``xs``
+        first and none starred; else None."""
         if (
             type(node) is cst.Call
             and type(node.func) is cst.Name
             and node.func.value == "enumerate"
             and "enumerate" not in self.env
             and "enumerate" not in self.file_names.module_level_bindings
-            and node.args
+            and 0 < len(node.args) <= most
             and node.args[0].keyword is None
             and not any(a.star for a in node.args)
-            and len(node.args) <= 2
         ):
-            return node.args[0].value, True
-        return node, False
+            return node.args[0].value
+        return None
 
     def walked(self, node: cst.BaseExpression, target: cst.BaseExpression) -> list[cst.BaseExpression]:
         """What a ``for`` reads: the list of ``enumerate(xs)``, each list of ``zip(xs, ys)`` walked
