@@ -27,7 +27,12 @@ from pinlint.analysis.events import EventSink, UncalledIsPinned
 from pinlint.analysis.host_uses import HostUses
 from pinlint.analysis.names import FileNames
 from pinlint.analysis.scopes import ScopeNames, dotted, flatten_targets, iter_statements
-from pinlint.analysis.text_patterns import DECLARING_TEXT, LOADER_CHANGING_TEXT, MEMORY_REPLACING_TEXT
+from pinlint.analysis.text_patterns import (
+    DECLARING_TEXT,
+    DEVICE_DATASET_TEXT,
+    LOADER_CHANGING_TEXT,
+    MEMORY_REPLACING_TEXT,
+)
 from pinlint.analysis.values import (
     DTYPE,
     FIELD_ITEM,
@@ -1261,6 +1266,9 @@ class Evaluator:
             dataset = _argument(call, 0, "dataset")
             if dataset is None or any(o.handle == "device-dataset" for o in self.value_of(dataset)):
                 return UNKNOWN  # a `TensorDataset` of tensors that may be on a device: so are its batches
+            texts = objects.class_texts(self.summaries, self.value_of(dataset))
+            if texts is not None and any(DEVICE_DATASET_TEXT.search(text) for text in texts):
+                return UNKNOWN  # a dataset of the project that may give device (or pinned) samples
             if self.summaries is None or self.summaries.text_matches(LOADER_CHANGING_TEXT):
                 return UNKNOWN  # `loader.pin_memory = True` may run before the loop
             return host_handle(call, "loader", f"`{dotted(func)}(...)`", library)

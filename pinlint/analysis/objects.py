@@ -164,6 +164,22 @@ def is_object(value: Value) -> bool:
     return bool(value) and all(o.class_name for o in value)
 
 
+def class_texts(summaries: FileSummaries, value: Value) -> list[str] | None:
+    """The source of the class family (the class, its bases and subclasses of its file) of each
+    object ``value`` may be; None when it may be something else than an object of a project
+    class, or its file is not read."""
+    if not is_object(value):
+        return None
+    texts = []
+    for class_name, class_file in sorted({(o.class_name, o.class_file) for o in value}):
+        owner = _summaries_of(summaries, class_file)
+        family = owner.scan.family(class_name) if owner is not None else None
+        if owner is None or not family:
+            return None
+        texts.extend("".join(owner.lines[c.start : c.end]) for c in family)
+    return texts
+
+
 def method(summaries: FileSummaries, base: Value, name: str) -> tuple[FileSummaries, int] | None:
     """The summaries and 0-based def line of method ``name`` of ``base``'s class: one class on
     every path, and one def of that name in its family (its bases and subclasses of that file);

@@ -28,3 +28,6 @@ LOADER_CHANGING_TEXT = re.compile(
 )
 #: A statement starting with ``global``, ``nonlocal`` or ``match`` (a soft keyword: over-approximated).
 DECLARING_TEXT = re.compile(r"(?:^|;)[ \t]*(?:global|nonlocal|match)\b", re.M)
+#: A dataset class whose samples may already be on a device or pinned (``.cuda()``,
+#: ``device=``, ``.to(...)``, ``pin_memory``): a loader's batches of them may be too.
+DEVICE_DATASET_TEXT = re.compile(r"\bcuda\b|\bdevice\b|\.to\(|\bpin_memory\b|\bis_pinned\b")
