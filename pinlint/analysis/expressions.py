@@ -26,7 +26,7 @@ from pinlint.analysis.env import Env
 from pinlint.analysis.events import EventSink, UncalledIsPinned
 from pinlint.analysis.host_uses import HostUses
 from pinlint.analysis.names import FileNames
-from pinlint.analysis.scopes import ScopeNames, dotted, flatten_targets, iter_statements
+from pinlint.analysis.scopes import ScopeNames, dotted, flatten_targets, iter_statements, named_parameter
 from pinlint.analysis.text_patterns import (
     DECLARING_TEXT,
     DEVICE_DATASET_TEXT,
@@ -199,6 +199,9 @@ class Evaluator:
         #: id of an argument node -> what this function had stored in its attributes when it
         #: was handed to a call (``batch.ids = t; upload(batch)``): forgotten past the call.
         self._handed_fields: dict[int, dict[str, Value]] = {}
+        #: A data loader (its construction's id) -> the arguments (ids) by which it was handed to
+        #: code that may change it (`setattr(loader, k, v)`, `vars(loader).update(...)`).
+        self._loaders_handed: dict[int, set[int]] = {}
         #: ``self.<attr>.[]`` / ``self.<attr>.{}`` -> every element this function put in the list
         #: (dict) it stored there: what other methods read from it (``attribute_elements``).
         self.attribute_elements: dict[str, Value] = {}
@@ -796,7 +799,7 @@ class Evaluator:
         enumerated = items is not iterable
         walked, counted = self._enumerated(iterable)
         loader = self.value_of(walked)
-        if handle_kind(loader) == "loader":
+        if self.walked_loader(loader):
             # `for x, y in loader:` of a data loader that pins nothing: each batch, and every
             # tensor in it, is new pageable host memory (see `torch_api.HOST_BATCH_LOADERS`).
             if counted:
@@ -1249,7 +1252,7 @@ class Evaluator:
                 return UNKNOWN  # opened on a device, for numpy, or as chosen at run time
             return host_handle(call, "file", f"{library}(...)")
         if library is not None and library in torch_api.PASS_THROUGH_ITERATORS:
-            self._escaping_args(call, f"`{dotted(func)}()`")
+            self._escaping_args(call, f"`{dotted(func)}()`", changes_loaders=False)
             first = call.args[0] if call.args and call.args[0].keyword is None and not call.args[0].star else None
             walked = self.value_of(first.value) if first is not None else UNKNOWN
             return walked if handle_kind(walked) == "loader" else UNKNOWN  # `tqdm(loader)`: its batches
@@ -1263,6 +1266,9 @@ class Evaluator:
             self._escaping_args(call, f"`{dotted(func)}()`")
             if not _loads_pageable_batches(call):
                 return UNKNOWN  # pinned, collated by the project's function, or as chosen at run time
+            batch_size = _argument(call, 1, "batch_size")
+            if batch_size is not None and self._may_be_none(batch_size):
+                return UNKNOWN  # `batch_size=None` gives the dataset's samples as they are (pinned?)
             dataset = _argument(call, 0, "dataset")
             if dataset is None or any(o.handle == "device-dataset" for o in self.value_of(dataset)):
                 return UNKNOWN  # a `TensorDataset` of tensors that may be on a device: so are its batches
@@ -1397,10 +1403,11 @@ class Evaluator:
             value = self.ev(call.args[0].value)
             self.host_escape(value, call.args[0].value, f"passed to `{func.value}()`")  # type: ignore[union-attr]
         else:
-            self._escaping_args(call, f"`{dotted(func) or 'a call'}()`")
+            walks = builtin and func.value in _WALKING_BUILTINS  # (they only walk a data loader)
+            self._escaping_args(call, f"`{dotted(func) or 'a call'}()`", changes_loaders=not walks)
         if builtin and func.value in ("iter", "next") and call.args and call.args[0].keyword is None:
             walked = self.value_of(call.args[0].value)
-            if handle_kind(walked) == "loader" and not call.args[0].star:
+            if self.walked_loader(walked) and not call.args[0].star:
                 # `next(iter(loader))`: a batch of a data loader that pins nothing.
                 return walked if func.value == "iter" else batches(walked)
         if builtin and func.value in torch_api.PYTHON_DATA_BUILTINS:
@@ -1522,14 +1529,19 @@ class Evaluator:
         self.set_positions(key, [self.tuple_parts(args[0])], fresh=not current)
         self.set_elements(key, ".[]", (current or frozenset()) | self.value_of(args[0]))
 
-    def _escaping_args(self, call: cst.Call, callee: str) -> None:
+    def _escaping_args(self, call: cst.Call, callee: str, changes_loaders: bool = True) -> None:
         """Evaluate arguments handed to code we do not see: it may keep or write them, and
-        rebind their attributes."""
+        rebind their attributes. ``changes_loaders``: False for code that only walks a data
+        loader (``iter``, ``enumerate``, a progress bar)."""
         handed = []
         for arg in call.args:
             value = self.ev(arg.value)
             self.host_escape(value, arg.value, f"passed to {callee}")
             handed.append((arg.value, value))
+            if changes_loaders:
+                for origin in value:
+                    if origin.handle == "loader":
+                        self._loaders_handed.setdefault(id(origin.node), set()).add(id(arg.value))
         for node, value in handed:
             if type(node) is cst.Name and self.summaries is not None:
                 held = self.container_of(node)
@@ -1539,6 +1551,34 @@ class Evaluator:
                 if fields:
                     self._handed_fields[id(node)] = fields
             self._handed_over(node, value)
+
+    def _may_be_none(self, node: cst.BaseExpression) -> bool:
+        """``node`` names ``None`` (``None``, ``None if pre_batched else 32``), or is a name this
+        function binds to an expression naming it (a parameter defaulting to ``None`` too)."""
+        if _names_none(node):
+            return True
+        if type(node) is not cst.Name or type(self.scope) is not cst.FunctionDef:
+            return False
+        param = named_parameter(self.scope, node.value)
+        if param is not None and param.default is not None and _names_none(param.default):
+            return True
+        lines = iter_statements(list(self.scope.body.body))
+        for statement in (small for line in lines if type(line) is cst.SimpleStatementLine for small in line.body):
+            if type(statement) in (cst.Assign, cst.AnnAssign, cst.AugAssign):
+                targets = statement.targets if type(statement) is cst.Assign else [statement]  # type: ignore[attr-defined]
+                value = statement.value  # type: ignore[attr-defined]
+                named = any(node.value in mentioned(t.target) for t in targets)  # type: ignore[attr-defined]
+                if named and value is not None and _names_none(value):
+                    return True
+        return False
+
+    def walked_loader(self, value: Value, handed: cst.BaseExpression | None = None) -> bool:
+        """``value`` is a data loader that pins nothing on every path, never handed (but as
+        ``handed``, the argument asked about) to code that may change it before it is walked."""
+        if handle_kind(value) != "loader":
+            return False
+        here = {id(handed)} if handed is not None else set()
+        return not any(self._loaders_handed.get(id(o.node), set()) - here for o in value)
 
     def held_by_argument(self, node: cst.BaseExpression) -> dict[str, Value] | None:
         """What the list or dict passed as ``node`` held when the call was made."""
@@ -1930,6 +1970,8 @@ def literal_key(node: cst.BaseExpression) -> str | None:
 
 #: Builtins that make a new list or tuple of their argument's items without changing it.
 _COPYING_BUILTINS = frozenset({"list", "tuple"})
+#: Builtins that only walk what they are given (a data loader passed to them is not changed).
+_WALKING_BUILTINS = frozenset({"iter", "next", "enumerate", "zip"})
 _SEQUENCE_TYPES = frozenset({"list", "List", "tuple", "Tuple", "Sequence"})
 
 
@@ -2008,6 +2050,17 @@ def _names_of(target: cst.BaseExpression | None) -> list[cst.Name]:
     ):
         return []
     return [e.value for e in target.elements]  # type: ignore[misc]
+
+
+def _names_none(node: cst.BaseExpression) -> bool:
+    """``None`` appears in ``node``."""
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if type(current) is cst.Name and current.value == "None":
+            return True
+        stack.extend(children(current))
+    return False
 
 
 def _pair(target: cst.BaseExpression) -> bool:

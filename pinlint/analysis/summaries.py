@@ -44,7 +44,6 @@ from pinlint.analysis.values import (
     Kind,
     Value,
     batches,
-    handle_kind,
     is_true,
     only,
     replayed,
@@ -831,7 +830,7 @@ class FileSummaries:
                 held = evaluator.held_by_argument(argument) or {}
                 value = held.get("." + items)
                 walked = evaluator.value_of(argument)
-                if value is None and items in ("[]", "[*]") and handle_kind(walked) == "loader":
+                if value is None and items in ("[]", "[*]") and evaluator.walked_loader(walked, argument):
                     value = batches(walked)  # the batches of a data loader that pins nothing
                 if value is None and items == "{}":
                     # What a loader read (`torch.load(f, map_location="cpu")`): its values are

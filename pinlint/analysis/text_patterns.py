@@ -20,10 +20,17 @@ MEMORY_REPLACING_TEXT = re.compile(
 )
 #: A data loader's batches made another way after it is built: ``loader.pin_memory = True``,
 #: ``loader.collate_fn = f``, or those names as strings (``setattr(loader, "pin_memory", True)``,
-#: a dict of keyword arguments).
+#: a dict of keyword arguments); its attributes reached through ``__dict__``; or the loader
+#: class itself replaced or patched (``DataLoader.__init__ = ...``, ``data.DataLoader = ...``,
+#: ``setattr(data, "DataLoader", ...)``).
 LOADER_CHANGING_TEXT = re.compile(
     "|".join(
-        rf"\.[\s\\]*{a}\b(?:[\s\\)]|#[^\n]*)*=(?!=)|[\"']{a}[\"']" for a in sorted(torch_api.LOADER_BATCH_ATTRIBUTES)
+        [rf"\.[\s\\]*{a}\b(?:[\s\\)]|#[^\n]*)*=(?!=)|[\"']{a}[\"']" for a in sorted(torch_api.LOADER_BATCH_ATTRIBUTES)]
+        + [r"\b__dict__\b"]
+        + [
+            rf"\b{c}\b(?:[\s\\]*\.[\s\\]*\w+)?(?:[\s\\)]|#[^\n]*)*=(?!=)|[\"']{c}[\"']"
+            for c in sorted({name.rsplit(".", 1)[-1] for name in torch_api.HOST_BATCH_LOADERS})
+        ]
     )
 )
 #: A statement starting with ``global``, ``nonlocal`` or ``match`` (a soft keyword: over-approximated).
