@@ -903,15 +903,18 @@ class Evaluator:
                     return []
                 return _positional(names, held)
             elements = self.known_elements(key, suffix) or frozenset()
-            if not elements and suffix == ".{}" and "." not in key:
+            if not elements and "." not in key:
                 loaded_value = self.env.get(key)
                 if (
                     loaded_value
                     and all(o.kind is Kind.PAGEABLE and o.loaded for o in loaded_value)
+                    and (suffix == ".{}" or all(o.factory in torch_api.HOST_BATCH_LOADERS for o in loaded_value))
                     and self.only_reads(key)
                 ):
                     # `for k, v in state.items():` of what `torch.load(f, map_location="cpu")`
-                    # read: every tensor in it is in pageable host memory.
+                    # read: every tensor in it is in pageable host memory. Walked itself, a
+                    # state dict gives its keys; a data loader's batch, what its samples hold
+                    # (`for t in batch:` of tuples of tensors).
                     elements = loaded_value
             if (
                 not elements

@@ -762,7 +762,9 @@ class FileSummaries:
             arguments.extend(value for o in evaluator.value_of(a.value) for _, value in o.fields)
         passes_true = any(is_true(value) for value in arguments)
         passes_parameter = SinkHit in self.listened and any(o.parameter for value in arguments for o in value)
-        if not passes_true and not any(o.kind is Kind.PAGEABLE for value in arguments for o in value):
+        # (A data loader that pins nothing gives pageable batches to a callee that walks it.)
+        pageable = any(o.kind is Kind.PAGEABLE or o.handle == "loader" for value in arguments for o in value)
+        if not passes_true and not pageable:
             if not passes_parameter:
                 return  # nothing pageable, no `True` flag and no parameter is passed: no copy to report
             # Only a parameter of this function is handed on: worth following only where the
@@ -832,14 +834,16 @@ class FileSummaries:
                 walked = evaluator.value_of(argument)
                 if value is None and items in ("[]", "[*]") and evaluator.walked_loader(walked, argument):
                     value = batches(walked)  # the batches of a data loader that pins nothing
-                if value is None and items == "{}":
+                if value is None:
                     # What a loader read (`torch.load(f, map_location="cpu")`): its values are
-                    # host tensors, whatever the dict's keys.
+                    # host tensors, whatever the dict's keys. A data loader's batch walked
+                    # (`for t in batch:`) gives what its samples hold (tuples of tensors).
                     passed_value = evaluator.value_of(argument)
                     if (
                         type(argument) is cst.Name
                         and passed_value
                         and all(o.kind is Kind.PAGEABLE and o.loaded for o in passed_value)
+                        and (items == "{}" or all(o.factory in torch_api.HOST_BATCH_LOADERS for o in passed_value))
                         and only_read(evaluator.scope, argument.value, handed=call)
                     ):
                         value = passed_value
