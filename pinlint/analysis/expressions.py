@@ -1256,9 +1256,15 @@ class Evaluator:
             return host_handle(call, "file", f"{library}(...)")
         if library is not None and library in torch_api.PASS_THROUGH_ITERATORS:
             self._escaping_args(call, f"`{dotted(func)}()`", changes_loaders=False)
-            first = call.args[0] if call.args and call.args[0].keyword is None and not call.args[0].star else None
-            walked = self.value_of(first.value) if first is not None else UNKNOWN
+            positional = [a for a in call.args if a.keyword is None]
+            if any(a.star for a in call.args) or not positional:
+                return UNKNOWN
+            wrapped = positional if torch_api.PASS_THROUGH_ITERATORS[library] == "all" else positional[:1]
+            walked = frozenset().union(*(self.value_of(a.value) for a in wrapped))
             return walked if handle_kind(walked) == "loader" else UNKNOWN  # `tqdm(loader)`: its batches
+        if library is not None and library in torch_api.DEFAULT_COLLATE_FUNCTIONS:
+            self._escaping_args(call, f"`{dotted(func)}()`")
+            return UNKNOWN  # stacked where the samples are
         if library is not None and library in torch_api.TENSOR_DATASETS:
             self._escaping_args(call, f"`{dotted(func)}()`")
             if all({o.kind for o in self.value_of(a.value)} <= HOST_KINDS for a in call.args):
@@ -1267,7 +1273,10 @@ class Evaluator:
             return host_handle(call, "device-dataset", f"`{dotted(func)}(...)`")
         if library is not None and library in torch_api.HOST_BATCH_LOADERS:
             self._escaping_args(call, f"`{dotted(func)}()`")
-            if not _loads_pageable_batches(call):
+            collate = _argument(call, torch_api.LOADER_PARAMETERS.index("collate_fn"), "collate_fn")
+            if collate is not None and self._library_source(collate) in torch_api.DEFAULT_COLLATE_FUNCTIONS:
+                collate = None  # `collate_fn=default_collate`: what the loader does without one
+            if not _loads_pageable_batches(call, collate is not None):
                 return UNKNOWN  # pinned, collated by the project's function, or as chosen at run time
             batch_size = _argument(call, 1, "batch_size")
             if batch_size is not None and self._may_be_none(batch_size):
@@ -2089,12 +2098,13 @@ def _batch_names(target: cst.BaseExpression | None, batch: Value) -> list[tuple[
     return []  # nothing, an attribute or a subscript: not followed
 
 
-def _loads_pageable_batches(call: cst.Call) -> bool:
+def _loads_pageable_batches(call: cst.Call, collates: bool) -> bool:
     """A data loader whose batches the default collate function stacks into new host tensors
-    that nothing pins: ``pin_memory=`` absent or the literal ``False``, no ``collate_fn=`` (the
-    project's collate function may pin, or build on a device), ``batch_size=`` not ``None``
-    (without batching the dataset's own tensors are given as they are: on a device, or pinned),
-    and no ``*args``/``**kwargs`` that may hold any of them."""
+    that nothing pins: ``pin_memory=`` absent or the literal ``False``, no ``collate_fn=`` but
+    ``None`` (``collates``: it names another function than the default one, which may pin, or
+    build on a device), ``batch_size=`` not ``None`` (without batching the dataset's own tensors
+    are given as they are: on a device, or pinned), and no ``*args``/``**kwargs`` that may hold
+    any of them."""
     if any(a.star for a in call.args):
         return False
     parameters = torch_api.LOADER_PARAMETERS
@@ -2107,7 +2117,7 @@ def _loads_pageable_batches(call: cst.Call) -> bool:
     if pin is not None and not (type(pin) is cst.Name and pin.value == "False"):
         return False  # pinned (or as a flag says at run time)
     collate = passed.get("collate_fn")
-    if collate is not None and not (type(collate) is cst.Name and collate.value == "None"):
+    if collates and not (type(collate) is cst.Name and collate.value == "None"):
         return False
     batch_size = passed.get("batch_size")
     return not (type(batch_size) is cst.Name and batch_size.value == "None")

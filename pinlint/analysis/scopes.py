@@ -221,6 +221,7 @@ class ScopeNames:
             or full in torch_api.DEVICE_KEEPING_LIBRARY_FUNCTIONS
             or full in torch_api.HOST_BATCH_LOADERS
             or full in torch_api.PASS_THROUGH_ITERATORS
+            or full in torch_api.DEFAULT_COLLATE_FUNCTIONS
             or full in torch_api.TENSOR_DATASETS
         )
         return full if known else None

@@ -187,9 +187,24 @@ LOADER_PARAMETERS: tuple[str, ...] = (
     "collate_fn",
     "pin_memory",
 )
-#: Library iterators that give the items of the iterable they wrap, unchanged (a progress bar).
-PASS_THROUGH_ITERATORS: frozenset[str] = frozenset(
-    {"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.std.tqdm", "tqdm.rich.tqdm"}
+#: Library iterators that give the items of the iterables they wrap, unchanged: of the first
+#: positional argument (a progress bar, a slice), or of every one (a chain).
+PASS_THROUGH_ITERATORS: dict[str, str] = {
+    "tqdm.tqdm": "first",
+    "tqdm.auto.tqdm": "first",
+    "tqdm.notebook.tqdm": "first",
+    "tqdm.std.tqdm": "first",
+    "tqdm.rich.tqdm": "first",
+    "itertools.islice": "first",
+    "itertools.chain": "all",
+}
+#: The collate function a data loader uses when given none: naming it changes nothing.
+DEFAULT_COLLATE_FUNCTIONS: frozenset[str] = frozenset(
+    {
+        "torch.utils.data.default_collate",
+        "torch.utils.data.dataloader.default_collate",
+        "torch.utils.data._utils.collate.default_collate",
+    }
 )
 #: Loader attributes whose assignment changes what later iterations give (``loader.pin_memory =
 #: True`` pins them; ``loader.collate_fn = f`` builds them another way).
