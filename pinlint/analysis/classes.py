@@ -19,7 +19,9 @@ class ClassRange:
     start: int  # 0-based line of `class`
     end: int  # exclusive
     indent: int
-    bases: tuple[str, ...]
+    bases: tuple[str, ...]  # their last names (`Module` of `nn.Module`)
+    #: The bases as written (`nn.Module`), in the same order.
+    written: tuple[str, ...] = ()
 
 
 def class_ranges(lines: list[str]) -> list[ClassRange]:
@@ -38,8 +40,9 @@ def class_ranges(lines: list[str]) -> list[ClassRange]:
                 if len(text) - len(text.lstrip()) <= indent and not text.lstrip().startswith((")", "]")):
                     end = j
                     break
-        bases = tuple(b.strip().rsplit(".", 1)[-1] for b in (match.group(3) or "").split(",") if b.strip())
-        found.append(ClassRange(match.group(2), index, end, indent, bases))
+        written = tuple(b.strip() for b in (match.group(3) or "").split(",") if b.strip())
+        bases = tuple(b.rsplit(".", 1)[-1] for b in written)
+        found.append(ClassRange(match.group(2), index, end, indent, bases, written))
     return found
 
 

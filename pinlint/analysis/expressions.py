@@ -1346,6 +1346,8 @@ class Evaluator:
                 and func.value.value == "self"
                 and method not in torch_semantics.TENSOR_METHODS
             ):
+                if not self.summaries.is_method(self, method):
+                    self.ev(func)  # `self.embed(ids)`: an object stored there, called (its `__call__`)
                 result = self._summarised(call)
                 self._receiver_called(func.value, method)
                 return result

@@ -53,7 +53,8 @@ def construct(summaries: FileSummaries, evaluator: Evaluator, call: cst.Call) ->
     fields: dict[str, Value] = {}
     declared = _declared_fields(owner, cls)
     family = owner.scan.family(cls.name) or [cls]
-    known = {c.name for c in family} | {"NamedTuple", "object"}
+    # (`torch.nn.Module.__init__` sets none of a subclass's attributes: its own state only.)
+    known = {c.name for c in family} | {"NamedTuple", "object"} | _module_bases(owner, cls)
     if (
         owner.scan.opaque_family(cls.name)
         or owner.scan.writes_indirectly("", family)
@@ -178,6 +179,51 @@ def class_texts(summaries: FileSummaries, value: Value) -> list[str] | None:
             return None
         texts.extend("".join(owner.lines[c.start : c.end]) for c in family)
     return texts
+
+
+#: The methods that calling an object runs: its ``__call__``; for a ``torch.nn.Module``, whose
+#: ``__call__`` runs ``forward`` (``torch_api.MODULE_CLASS``), that ``forward``.
+CALLED_METHODS = ("__call__", "forward")
+
+
+def called_method(summaries: FileSummaries, base: Value) -> tuple[FileSummaries, int] | None:
+    """What calling the object ``base`` runs (``tap(dev)``): the ``__call__`` its class defines,
+    else the ``forward`` of a class that derives from ``torch.nn.Module`` in its file and defines
+    no ``__call__``; None when not known (module hooks in the class's file: they may change the
+    arguments)."""
+    found = method(summaries, base, "__call__")
+    if found is not None:
+        return found
+    classes = {(o.class_name, o.class_file) for o in base}
+    if len(classes) != 1:
+        return None
+    ((class_name, class_file),) = classes
+    owner = _summaries_of(summaries, class_file)
+    family = owner.scan.family(class_name) if owner is not None else None
+    if owner is None or not family or any(owner.scan.method_start(c.name, "__call__") is not None for c in family):
+        return None  # a `__call__` of the family that is not one def: which runs is not known
+    if not any(_module_bases(owner, c) for c in family):
+        return None  # not a module: calling it runs no `forward`
+    if _MODULE_HOOKS.search(owner.text) or _MODULE_HOOKS.search(summaries.text):
+        return None  # a forward pre-hook may replace what `forward` is given
+    return method(summaries, base, "forward")
+
+
+def _module_bases(owner: FileSummaries, cls: ClassRange) -> set[str]:
+    """The bases of ``cls`` (by their last names, as ``ClassRange.bases``) whose written form
+    names ``torch.nn.Module`` through the imports of the class's file (``nn.Module``,
+    ``torch.nn.Module``, ``Module`` imported from ``torch.nn``)."""
+    found = set()
+    for short, base in zip(cls.bases, cls.written):
+        root, _, rest = base.partition(".")
+        module = owner.names.modules.get(root)
+        if module is not None and root not in owner.names.module_level_bindings:
+            if (f"{module}.{rest}" if rest else module) == torch_api.MODULE_CLASS:
+                found.add(short)
+    return found
+
+
+_MODULE_HOOKS = re.compile(r"\bregister_(?:module_)?forward_(?:pre_)?hook\b|\b_forward_pre_hooks\b")
 
 
 def method(summaries: FileSummaries, base: Value, name: str) -> tuple[FileSummaries, int] | None:

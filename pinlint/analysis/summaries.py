@@ -140,6 +140,7 @@ class FileSummaries:
         one of its parameters non_blocking (the callers' arguments are then copied)."""
         names: set[str] = set()
         methods: set[str] = set()  # methods that copy a parameter or a field of `self` (`obj.to_device(dev)`)
+        called: set[str] = set()  # classes whose objects copy what they are called with (`tap(t)`)
         for parsed in self.all_parsed():
             for interpreter in parsed.interpreters:
                 events = interpreter.events
@@ -154,6 +155,12 @@ class FileSummaries:
                     methods.add(interpreter.scope.name.value)
                 if events.attribute_copies:
                     methods.add(interpreter.scope.name.value)
+                if (
+                    method
+                    and interpreter.scope.name.value in objects.CALLED_METHODS
+                    and (events.parameter_copies or events.attribute_copies)
+                ):
+                    called.add(interpreter.class_name)  # type: ignore[arg-type]
         if any(p.segment.whole_file for p in self.all_parsed()):
             return []  # the whole file was analysed: every caller already was
         if self.project is not None:
@@ -165,6 +172,12 @@ class FileSummaries:
         seen: set[int] = set()
         patterns = [(name, rf"(?<![\w.]){_spelled(name)}[ \t]*\(") for name in sorted(names)]
         patterns += [(name, rf"\.{re.escape(name)}[ \t]*\(") for name in sorted(methods)]
+        for name in sorted(called):
+            # An object of the class called where it is made (`tap = Tap(); tap(t)`), or through
+            # the attribute a method stores it in (`self.embed = Embedder(...)`; `self.embed(ids)`).
+            patterns.append((name, rf"(?<![\w.]){re.escape(name)}[ \t]*\("))
+            stored = rf"\bself\.(\w+)[ \t]*=[ \t]*{re.escape(name)}[ \t]*\("
+            patterns += [(name, rf"\bself\.{a}[ \t]*\(") for a in sorted(set(re.findall(stored, self.text)))]
         for name, pattern in patterns:
             for match in re.finditer(pattern, self.text):
                 line = self.scan.line_of(match.start())
@@ -414,6 +427,20 @@ class FileSummaries:
         """The function of this file that ``call`` calls: a nested def, ``self.m`` of the class,
         or a module-level ``f``; None when not exactly one is found."""
         func = call.func
+        if type(func) in (cst.Name, cst.Attribute) and objects.is_object(evaluator.value_of(func)):
+            # `tap(dev)`, `self.embed(ids)` of an object of a project class: its `__call__`, or
+            # the `forward` of a `torch.nn.Module` (which its `__call__` runs).
+            found = objects.called_method(self, evaluator.value_of(func))
+            if found is None:
+                return None
+            owner, start = found
+            if not owner.worth_parsing(start, wants):
+                return None
+            parsed = self.parsed_in(owner, start)
+            if parsed is None:
+                return None
+            top = next((s for s in parsed.module.body if isinstance(s, cst.FunctionDef)), None)
+            return (parsed, top) if top is not None else None
         if isinstance(func, cst.Attribute) and objects.is_object(evaluator.value_of(func.value)):
             # `pool.alloc(...)` on an object of a project class: that class's method.
             found = objects.method(self, evaluator.value_of(func.value), func.attr.value)
@@ -709,13 +736,16 @@ class FileSummaries:
     def forward_fields(self, evaluator: Evaluator, call: cst.Call) -> None:
         """``obj.to_device(dev)`` where the method copies ``self.<field>`` non_blocking and
         ``obj``'s construction put a pageable tensor in that field: that tensor is copied."""
-        if self.depth >= MAX_DEPTH or type(call.func) is not cst.Attribute:
+        if self.depth >= MAX_DEPTH or type(call.func) not in (cst.Name, cst.Attribute):
             return
-        receiver = evaluator.value_of(call.func.value)
-        if not evaluator.fields_trusted(call.func.value):
+        holder = _receiver_of(evaluator, call)
+        if holder is None:
+            return
+        receiver = evaluator.value_of(holder)
+        if not evaluator.fields_trusted(holder):
             return  # its fields may have been replaced in ways not followed
         # What this function stored in the object's attributes before the call (`tap.valid = t`).
-        stored = evaluator.stored_fields(call.func.value) if objects.is_object(receiver) else {}
+        stored = evaluator.stored_fields(holder) if objects.is_object(receiver) else {}
         if not objects.is_object(receiver) or not any(
             o.kind is Kind.PAGEABLE
             for value in [*(v for origin in receiver for _, v in origin.fields), *stored.values()]
@@ -735,7 +765,7 @@ class FileSummaries:
                 held = [dict(origin.fields).get(copy.attribute) for origin in receiver]
             if any(value is None for value in held) or not _copies_here(evaluator, function, call, copy):
                 continue  # a path's object does not say what it holds there; or no copy here
-            _copied_through(evaluator, call, call.func.value, frozenset().union(*held), copy)  # type: ignore[arg-type]
+            _copied_through(evaluator, call, holder, frozenset().union(*held), copy)  # type: ignore[arg-type]
 
     def _copying_callee(
         self, evaluator: Evaluator, call: cst.Call, wants: TextTest | None = None
@@ -1120,15 +1150,24 @@ def _receiver_fields(evaluator: Evaluator, call: cst.Call, node: cst.BaseExpress
     """For ``node``, a callee's ``self.<attr>``, and ``call`` of a method on an object of a
     project class (``up.send(t)``): what each path's object holds in that field (None: not
     known); empty when not such a call."""
+    holder = _receiver_of(evaluator, call)
     if (
         type(node) is not cst.Attribute
         or type(node.value) is not cst.Name
         or node.value.value != "self"
-        or type(call.func) is not cst.Attribute
+        or holder is None
     ):
         return []
-    receiver = evaluator.value_of(call.func.value)
+    receiver = evaluator.value_of(holder)
     return [dict(o.fields).get(node.attr.value) for o in receiver] if objects.is_object(receiver) else []
+
+
+def _receiver_of(evaluator: Evaluator, call: cst.Call) -> cst.BaseExpression | None:
+    """The object a method ``call`` runs on: ``tap`` of ``tap(dev)`` (its ``__call__``, or a
+    module's ``forward``), else ``obj`` of ``obj.send(t)``; None for a plain function's call."""
+    if type(call.func) in (cst.Name, cst.Attribute) and objects.is_object(evaluator.value_of(call.func)):
+        return call.func
+    return call.func.value if type(call.func) is cst.Attribute else None
 
 
 def _host_passed_for(evaluator: Evaluator, function: cst.FunctionDef, call: cst.Call, name: str) -> bool:
@@ -1332,8 +1371,9 @@ def argument_for(function: cst.FunctionDef, call: cst.Call, name: str) -> cst.Ba
         if arg.keyword is not None and arg.keyword.value == name:
             return arg.value
     names = [p.name.value for p in params]
-    if isinstance(call.func, cst.Attribute) and names and names[0] in ("self", "cls"):
-        names = names[1:]  # a method called on `self`: the first parameter is bound
+    bound = isinstance(call.func, cst.Attribute) or function.name.value in objects.CALLED_METHODS
+    if bound and names and names[0] in ("self", "cls"):
+        names = names[1:]  # a method called on an object (`obj.m(x)`, `obj(x)`): the first parameter is bound
     if name in names and names.index(name) < len(positional):
         return positional[names.index(name)].value
     return None

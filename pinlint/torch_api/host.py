@@ -165,6 +165,10 @@ HOST_FILE_HANDLES: dict[str, tuple[tuple[int, str], tuple[int, str]]] = {
     "safetensors.safe_open": ((1, "framework"), (2, "device")),
     "safetensors.torch.safe_open": ((1, "framework"), (2, "device")),
 }
+#: The base class whose ``__call__`` runs ``forward`` with the call's arguments (after its
+#: forward pre-hooks), and whose ``__init__`` sets none of a subclass's attributes.
+MODULE_CLASS = "torch.nn.Module"
+
 #: Data loaders whose batches are new host tensors in pageable memory unless ``pin_memory=`` is
 #: true: the default collate function stacks each batch into new tensors (``torch.stack``), and
 #: only the pin thread that ``pin_memory=True`` starts copies them into pinned memory.
