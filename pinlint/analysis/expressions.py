@@ -29,9 +29,11 @@ from pinlint.analysis.names import FileNames
 from pinlint.analysis.scopes import ScopeNames, dotted, flatten_targets, iter_statements, named_parameter
 from pinlint.analysis.text_patterns import (
     DECLARING_TEXT,
-    DEVICE_DATASET_TEXT,
+    DEVICE_SAMPLES_TEXT,
     LOADER_CHANGING_TEXT,
+    LOADER_CLASS_PATCHING_TEXT,
     MEMORY_REPLACING_TEXT,
+    PINNED_SAMPLES_TEXT,
 )
 from pinlint.analysis.values import (
     DTYPE,
@@ -58,6 +60,7 @@ from pinlint.analysis.values import (
     host_handle,
     is_pydata,
     is_tensor,
+    is_true,
     loaded,
     pageable,
     self_attribute,
@@ -92,6 +95,8 @@ class Summaries(Protocol):
     def module_constant_truth(self, name: str) -> bool | None: ...
 
     def text_matches(self, pattern: re.Pattern[str]) -> bool: ...
+
+    def matched_around(self, pattern: re.Pattern[str]) -> bool: ...
 
 
 class Evaluator:
@@ -682,8 +687,14 @@ class Evaluator:
         while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
             test = test.expression
             negated = not negated
-        if type(test) is not cst.Name or test.value in self.env:
-            return None  # bound in this function: not the module's constant
+        if type(test) is cst.Name and test.value in self.env:
+            # A local bound to the literal `True` on every path (`pin = True`; `if pin:`); not a
+            # parameter, whose default a caller may override.
+            is_parameter = type(self.scope) is cst.FunctionDef and named_parameter(self.scope, test.value) is not None
+            local_true = not is_parameter and is_true(self.env.get(test.value) or frozenset())
+            return (not negated) if local_true else None
+        if type(test) is not cst.Name:
+            return None
         truth = self.summaries.module_constant_truth(test.value)
         if truth is None:
             return None
@@ -797,6 +808,9 @@ class Evaluator:
         assigned or deleted, ``pop``/``remove``/``clear``, or handed to other code)."""
         items = self.iterable(iterable)
         enumerated = items is not iterable
+        zipped_loaders = self._zipped_loaders(iterable, target)
+        if zipped_loaders:
+            return zipped_loaders
         walked, counted = self._enumerated(iterable)
         loader = self.value_of(walked)
         if self.walked_loader(loader):
@@ -1042,6 +1056,29 @@ class Evaluator:
         walked = self._enumerate_of(node, 2)
         return (walked, True) if walked is not None else (node, False)
 
+    def _zipped_loaders(self, node: cst.BaseExpression, target: cst.BaseExpression) -> list[tuple[cst.Name, Value]]:
+        """``for (xs, _), (xt, _) in zip(source, target):`` of the builtin ``zip`` over data
+        loaders (and other iterables), walked by a tuple of as many targets: each loader's part
+        of the target takes its batches (the other parts stay unknown)."""
+        if (
+            type(node) is not cst.Call
+            or type(node.func) is not cst.Name
+            or node.func.value != "zip"
+            or "zip" in self.env
+            or "zip" in self.file_names.module_level_bindings
+            or any(a.star or a.keyword is not None for a in node.args)
+            or type(target) is not cst.Tuple
+            or len(target.elements) != len(node.args)
+            or not all(type(e) is cst.Element for e in target.elements)
+        ):
+            return []
+        bound: list[tuple[cst.Name, Value]] = []
+        for arg, element in zip(node.args, target.elements):
+            walked = self.value_of(arg.value)
+            if self.walked_loader(walked):
+                bound.extend(_batch_names(element.value, batches(walked)))
+        return bound
+
     def _enumerate_of(self, node: cst.BaseExpression, most: int) -> cst.BaseExpression | None:
         """``xs`` of a call of the builtin ``enumerate`` with at most ``most`` arguments, ``xs``
         first and none starred; else None."""
@@ -1273,23 +1310,7 @@ class Evaluator:
             return host_handle(call, "device-dataset", f"`{dotted(func)}(...)`")
         if library is not None and library in torch_api.HOST_BATCH_LOADERS:
             self._escaping_args(call, f"`{dotted(func)}()`")
-            collate = _argument(call, torch_api.LOADER_PARAMETERS.index("collate_fn"), "collate_fn")
-            if collate is not None and self._library_source(collate) in torch_api.DEFAULT_COLLATE_FUNCTIONS:
-                collate = None  # `collate_fn=default_collate`: what the loader does without one
-            if not _loads_pageable_batches(call, collate is not None):
-                return UNKNOWN  # pinned, collated by the project's function, or as chosen at run time
-            batch_size = _argument(call, 1, "batch_size")
-            if batch_size is not None and self._may_be_none(batch_size):
-                return UNKNOWN  # `batch_size=None` gives the dataset's samples as they are (pinned?)
-            dataset = _argument(call, 0, "dataset")
-            if dataset is None or any(o.handle == "device-dataset" for o in self.value_of(dataset)):
-                return UNKNOWN  # a `TensorDataset` of tensors that may be on a device: so are its batches
-            texts = objects.class_texts(self.summaries, self.value_of(dataset))
-            if texts is not None and any(DEVICE_DATASET_TEXT.search(text) for text in texts):
-                return UNKNOWN  # a dataset of the project that may give device (or pinned) samples
-            if self.summaries is None or self.summaries.text_matches(LOADER_CHANGING_TEXT):
-                return UNKNOWN  # `loader.pin_memory = True` may run before the loop
-            return host_handle(call, "loader", f"`{dotted(func)}(...)`", library)
+            return self._data_loader(call, library)
         if library is not None:
             self._escaping_args(call, f"`{dotted(func)}()`")
             if not _loads_on_host(library, call):
@@ -1565,6 +1586,55 @@ class Evaluator:
                 if fields:
                     self._handed_fields[id(node)] = fields
             self._handed_over(node, value)
+
+    def _data_loader(self, call: cst.Call, library: str) -> Value:
+        """The handle of a data loader whose batches are new pageable host tensors (see
+        ``torch_api.HOST_BATCH_LOADERS``), else unknown."""
+        collate = _argument(call, torch_api.LOADER_PARAMETERS.index("collate_fn"), "collate_fn")
+        if collate is not None and self._library_source(collate) in torch_api.DEFAULT_COLLATE_FUNCTIONS:
+            collate = None  # `collate_fn=default_collate`: what the loader does without one
+        if not _loads_pageable_batches(call, collate is not None):
+            return UNKNOWN  # pinned, collated by the project's function, or as chosen at run time
+        if self.summaries is None or self.summaries.text_matches(LOADER_CHANGING_TEXT):
+            return UNKNOWN  # `loader.pin_memory = True` may run before the loop
+        if self.summaries.matched_around(LOADER_CLASS_PATCHING_TEXT):
+            return UNKNOWN  # a package `__init__.py` or an imported module may patch the loader class
+        dataset = _argument(call, 0, "dataset")
+        if dataset is None:
+            return UNKNOWN
+        on_device, pinned = self._dataset_samples(self.value_of(dataset))
+        if on_device:
+            return UNKNOWN  # its samples may be on a device: so are the batches stacked of them
+        batch_size = _argument(call, 1, "batch_size")
+        if batch_size is not None and self._may_be_none(batch_size):
+            return UNKNOWN  # `batch_size=None` gives the dataset's samples as they are (pinned?)
+        if pinned and batch_size is not None and type(batch_size) is not cst.Integer:
+            return UNKNOWN  # pinned samples, and a batch size that may be `None` at run time
+        return host_handle(call, "loader", f"`{dotted(call.func)}(...)`", library)
+
+    def _dataset_samples(self, dataset: Value) -> tuple[bool, bool]:
+        """Whether a dataset's samples may be on a device, and whether they may be pinned (a
+        batch stacks them into new host memory; without batching they are given as they are).
+        A ``TensorDataset`` of tensors not provably on the host may give device samples; an
+        object of a project class whose source names a device (``cuda``, ``device``, ``.to(``)
+        or pinning (``pin_memory``, ``is_pinned``), or that was built from (or holds) device or
+        pinned tensors, may give those. Any other dataset (a parameter's, a library's) is taken
+        to give host samples in pageable memory, as the default collate function's input."""
+        if any(o.handle == "device-dataset" for o in dataset):
+            return True, False
+        texts = objects.class_texts(self.summaries, dataset) if self.summaries is not None else None
+        on_device = texts is not None and any(DEVICE_SAMPLES_TEXT.search(text) for text in texts)
+        pinned = texts is not None and any(PINNED_SAMPLES_TEXT.search(text) for text in texts)
+        for origin in dataset if objects.is_object(dataset) else ():
+            held = [value for _, value in origin.fields]
+            if type(origin.node) is cst.Call:
+                for arg in origin.node.args:
+                    held.append(self.value_of(arg.value))
+                    held.extend((self.held_by_argument(arg.value) or {}).values())
+            found = frozenset().union(*held) if held else frozenset()
+            on_device = on_device or any(o.kind is Kind.DEVICE for o in found)
+            pinned = pinned or any(o.kind in MAYBE_PINNED_KINDS for o in found)
+        return on_device, pinned
 
     def _may_be_none(self, node: cst.BaseExpression) -> bool:
         """``node`` names ``None`` (``None``, ``None if pre_batched else 32``), or is a name this

@@ -91,6 +91,7 @@ class ProjectSummaries:
         #: attribute -> whether a project module this file imports assigns `<module>.<attr>`.
         self._patched: dict[tuple[str, str], bool] = {}
         self._stored_around: dict[tuple[str, str], bool] = {}
+        self._matched_around: dict[tuple[str, str], bool] = {}
         self._module_host_constants: dict[tuple[str, str], bool] = {}
         #: (file, def line, helper levels) -> whether that function is worth parsing for a caller.
         self._wanted: dict[tuple[str, int, int], bool] = {}
@@ -205,9 +206,23 @@ class ProjectSummaries:
         return self._stored_around[key]
 
     def _stores_around(self, path: str, attr: str) -> bool:
+        return any(read.scan.stored_attributes().get(attr) for read in self._around(path))
+
+    def matched_around(self, path: str, pattern: re.Pattern[str]) -> bool:
+        """``pattern`` matches the text of a package ``__init__.py`` above the project file
+        ``path``, or of a project module that file or one of those packages imports (code that
+        runs before ``path``'s, perhaps patching what it uses: ``DataLoader.__init__ = ...``)."""
+        key = (path, pattern.pattern)
+        if key not in self._matched_around:
+            self._matched_around[key] = any(pattern.search(read.text) for read in self._around(path))
+        return self._matched_around[key]
+
+    def _around(self, path: str) -> Iterator[SourceFile]:
+        """The package ``__init__.py`` files above ``path`` (not ``path`` itself), and the project
+        modules that ``path`` or those packages import, read lazily."""
         root = self.modules.root
         if root is None:
-            return False
+            return
         importers = [path]
         directory = os.path.dirname(path)
         while lexically_within(directory, root):
@@ -221,11 +236,9 @@ class ProjectSummaries:
             read = self.modules.read(importer)
             if read is None:
                 continue
-            if importer != path and read.scan.stored_attributes().get(attr):
-                return True
-            if any(m.scan.stored_attributes().get(attr) for m in self._imported_project_modules(read.names, importer)):
-                return True
-        return False
+            if importer != path:
+                yield read
+            yield from self._imported_project_modules(read.names, importer)
 
     def _imported_project_modules(self, names: FileNames, path: str | None = None) -> Iterator[SourceFile]:
         """The project modules a file imports (``names``; ``path``: that file, else this one):

@@ -690,6 +690,11 @@ class FileSummaries:
             found = self._text_matches[pattern] = pattern.search(self.text) is not None
         return found
 
+    def matched_around(self, pattern: re.Pattern[str]) -> bool:
+        """``pattern`` matches code that runs before this file's: a package ``__init__.py`` above
+        it, or a project module it (or such a package) imports."""
+        return self.project is not None and bool(self.path) and self.project.matched_around(self.path, pattern)  # type: ignore[arg-type]
+
     def module_constant_truth(self, name: str) -> bool | None:
         """The truth of this module's literal constant ``name`` (``USE_STAGE = True``), if it is one."""
         return self.scan.module_constant_truth(name)

@@ -18,23 +18,34 @@ MEMORY_REPLACING_TEXT = re.compile(
         + [rf"\.[\s\\]*{re.escape(a)}\b(?:[\s\\)]|#[^\n]*)*=(?!=)" for a in sorted(torch_api.STORAGE_ATTRIBUTES)]
     )
 )
-#: A data loader's batches made another way after it is built: ``loader.pin_memory = True``,
-#: ``loader.collate_fn = f``, or those names as strings (``setattr(loader, "pin_memory", True)``,
-#: a dict of keyword arguments); its attributes reached through ``__dict__``; or the loader
-#: class itself replaced or patched (``DataLoader.__init__ = ...``, ``data.DataLoader = ...``,
-#: ``setattr(data, "DataLoader", ...)``).
-LOADER_CHANGING_TEXT = re.compile(
+#: The data loader class, or what it does by default, patched: ``DataLoader.__init__ = ...``,
+#: ``cls.__init__ = ...`` (through a helper it is handed to), ``data.DataLoader = ...``,
+#: ``setattr(data, "DataLoader", ...)``, or the default collate function taught other types
+#: (``default_collate_fn_map``). Code that runs first (a package ``__init__.py``, an imported
+#: module) may do it too.
+LOADER_CLASS_PATCHING_TEXT = re.compile(
     "|".join(
-        [rf"\.[\s\\]*{a}\b(?:[\s\\)]|#[^\n]*)*=(?!=)|[\"']{a}[\"']" for a in sorted(torch_api.LOADER_BATCH_ATTRIBUTES)]
-        + [r"\b__dict__\b"]
+        [r"\.[\s\\]*__init__[\s\\]*=(?!=)", r"\bdefault_collate_fn_map\b"]
         + [
             rf"\b{c}\b(?:[\s\\]*\.[\s\\]*\w+)?(?:[\s\\)]|#[^\n]*)*=(?!=)|[\"']{c}[\"']"
             for c in sorted({name.rsplit(".", 1)[-1] for name in torch_api.HOST_BATCH_LOADERS})
         ]
     )
 )
+#: A data loader's batches made another way after it is built: ``loader.pin_memory = True``,
+#: ``loader.collate_fn = f``, or those names as strings (``setattr(loader, "pin_memory", True)``,
+#: a dict of keyword arguments); its attributes reached through ``__dict__``; a
+#: ``TensorDataset``'s tensors replaced (``ds.tensors = ...``); or the class patched (above).
+LOADER_CHANGING_TEXT = re.compile(
+    "|".join(
+        [rf"\.[\s\\]*{a}\b(?:[\s\\)]|#[^\n]*)*=(?!=)|[\"']{a}[\"']" for a in sorted(torch_api.LOADER_BATCH_ATTRIBUTES)]
+        + [r"\b__dict__\b", r"\.[\s\\]*tensors\b(?:[\s\\)]|#[^\n]*)*=(?!=)", LOADER_CLASS_PATCHING_TEXT.pattern]
+    )
+)
 #: A statement starting with ``global``, ``nonlocal`` or ``match`` (a soft keyword: over-approximated).
 DECLARING_TEXT = re.compile(r"(?:^|;)[ \t]*(?:global|nonlocal|match)\b", re.M)
-#: A dataset class whose samples may already be on a device or pinned (``.cuda()``,
-#: ``device=``, ``.to(...)``, ``pin_memory``): a loader's batches of them may be too.
-DEVICE_DATASET_TEXT = re.compile(r"\bcuda\b|\bdevice\b|\.to\(|\bpin_memory\b|\bis_pinned\b")
+#: A dataset class whose samples may already be on a device (``.cuda()``, ``device=``,
+#: ``.to(...)``): a loader's batches of them may be too.
+DEVICE_SAMPLES_TEXT = re.compile(r"\bcuda\b|\bdevice\b|\.to\(")
+#: One whose samples may be pinned: unbatched, a loader gives them as they are.
+PINNED_SAMPLES_TEXT = re.compile(r"\bpin_memory\b|\bis_pinned\b")
