@@ -22,7 +22,8 @@ import libcst as cst
 from pinlint import torch_api
 from pinlint.analysis.devices import DeviceClass, classify_device
 from pinlint.analysis.scopes import dotted
-from pinlint.analysis.values import HOST, HOST_DEVICE, Value, instance
+from pinlint.analysis.text_patterns import CALL_PATCHING_TEXT
+from pinlint.analysis.values import HOST, HOST_DEVICE, PYDATA, TRUE, Value, instance
 
 if TYPE_CHECKING:
     from pinlint.analysis.classes import ClassRange
@@ -77,6 +78,11 @@ def construct(summaries: FileSummaries, evaluator: Evaluator, call: cst.Call) ->
                 arg = positional_args[position]
             if arg is not None:
                 fields[attr] = _field_value(evaluator, arg.value)
+            elif not any(a.star for a in call.args):
+                init = _own_init(owner, cls)
+                default = _literal_default(init, name) if init is not None else None
+                if default is not None:
+                    fields[attr] = default  # left at a literal default (`device="cpu"`, `async_copy=False`)
     if (
         declared is None
         and not any(arg.star for arg in call.args)
@@ -189,23 +195,28 @@ CALLED_METHODS = ("__call__", "forward")
 def called_method(summaries: FileSummaries, base: Value) -> tuple[FileSummaries, int] | None:
     """What calling the object ``base`` runs (``tap(dev)``): the ``__call__`` its class defines,
     else the ``forward`` of a class that derives from ``torch.nn.Module`` in its file and defines
-    no ``__call__``; None when not known (module hooks in the class's file: they may change the
-    arguments)."""
-    found = method(summaries, base, "__call__")
-    if found is not None:
-        return found
+    no ``__call__``. None when not known: where the class's file, the calling file, or code that
+    runs before either (a package ``__init__.py``, an imported project module) may patch what a
+    call runs or register a forward pre-hook (``CALL_PATCHING_TEXT``), which may replace the
+    arguments."""
     classes = {(o.class_name, o.class_file) for o in base}
     if len(classes) != 1:
         return None
     ((class_name, class_file),) = classes
     owner = _summaries_of(summaries, class_file)
-    family = owner.scan.family(class_name) if owner is not None else None
-    if owner is None or not family or any(owner.scan.method_start(c.name, "__call__") is not None for c in family):
+    if owner is None or any(
+        files.text_matches(CALL_PATCHING_TEXT) or files.matched_around(CALL_PATCHING_TEXT)
+        for files in {id(owner): owner, id(summaries): summaries}.values()
+    ):
+        return None
+    found = method(summaries, base, "__call__")
+    if found is not None:
+        return found
+    family = owner.scan.family(class_name)
+    if not family or any(owner.scan.method_start(c.name, "__call__") is not None for c in family):
         return None  # a `__call__` of the family that is not one def: which runs is not known
     if not any(_module_bases(owner, c) for c in family):
         return None  # not a module: calling it runs no `forward`
-    if _MODULE_HOOKS.search(owner.text) or _MODULE_HOOKS.search(summaries.text):
-        return None  # a forward pre-hook may replace what `forward` is given
     return method(summaries, base, "forward")
 
 
@@ -221,9 +232,6 @@ def _module_bases(owner: FileSummaries, cls: ClassRange) -> set[str]:
             if (f"{module}.{rest}" if rest else module) == torch_api.MODULE_CLASS:
                 found.add(short)
     return found
-
-
-_MODULE_HOOKS = re.compile(r"\bregister_(?:module_)?forward_(?:pre_)?hook\b|\b_forward_pre_hooks\b")
 
 
 def method(summaries: FileSummaries, base: Value, name: str) -> tuple[FileSummaries, int] | None:
@@ -567,14 +575,31 @@ def _allocated_by_init(summaries: FileSummaries, cls: ClassRange) -> dict[str, t
     return _scanned_init(summaries, cls, summaries.init_allocations, scan)
 
 
-def _host_default(init: ast.FunctionDef, name: str) -> bool:
-    """The parameter's default is ``"cpu"`` or ``torch.device("cpu")``."""
+def _default_of(init: ast.FunctionDef, name: str) -> ast.expr | None:
+    """The default of ``__init__``'s parameter ``name``, if it has one."""
     args = [*init.args.posonlyargs, *init.args.args]
     defaults: dict[str, ast.expr | None] = dict(
         zip([a.arg for a in args][len(args) - len(init.args.defaults) :], init.args.defaults)
     )
     defaults.update((a.arg, d) for a, d in zip(init.args.kwonlyargs, init.args.kw_defaults))
-    default = defaults.get(name)
+    return defaults.get(name)
+
+
+def _literal_default(init: ast.FunctionDef, name: str) -> Value | None:
+    """What a literal default of ``__init__``'s parameter ``name`` is: the host's device
+    (``"cpu"``, ``torch.device("cpu")``), ``True``, or other Python data (``False``, ``None``,
+    a number); None for any other default, or none."""
+    if _host_default(init, name):
+        return HOST_DEVICE
+    default = _default_of(init, name)
+    if not isinstance(default, ast.Constant) or isinstance(default.value, (str, bytes)):
+        return None
+    return TRUE if default.value is True else PYDATA
+
+
+def _host_default(init: ast.FunctionDef, name: str) -> bool:
+    """The parameter's default is ``"cpu"`` or ``torch.device("cpu")``."""
+    default = _default_of(init, name)
     if isinstance(default, ast.Call) and isinstance(default.func, ast.Attribute) and default.func.attr == "device":
         default = default.args[0] if len(default.args) == 1 and not default.keywords else None
     return isinstance(default, ast.Constant) and isinstance(default.value, str) and default.value.split(":")[0] == "cpu"

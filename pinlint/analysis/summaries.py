@@ -1099,6 +1099,9 @@ def _copies_here(
     (``g(t, dev, nb=False)``, ``conv(t, torch.float16)``, ``mv(t, "cpu")``)."""
     params = _parameter_names(function)
     flag = _flag_of(copy)
+    held = _receiver_fields(evaluator, call, flag)
+    if held and all(value is not None and not is_true(value) for value in held):
+        return False  # `non_blocking=self.async_copy` of an object built with `async_copy=False`
     if type(flag) is cst.Name and flag.value in params:
         passed = argument_for(function, call, flag.value)
         if passed is not None and not is_true(evaluator.value_of(passed)):
@@ -1164,7 +1167,12 @@ def _receiver_fields(evaluator: Evaluator, call: cst.Call, node: cst.BaseExpress
     ):
         return []
     receiver = evaluator.value_of(holder)
-    return [dict(o.fields).get(node.attr.value) for o in receiver] if objects.is_object(receiver) else []
+    if not objects.is_object(receiver):
+        return []
+    stored = evaluator.stored_fields(holder) if evaluator.fields_trusted(holder) else {}
+    if node.attr.value in stored:
+        return [stored[node.attr.value]]  # `e.device = "cpu"` just before the call
+    return [dict(o.fields).get(node.attr.value) for o in receiver]
 
 
 def _receiver_of(evaluator: Evaluator, call: cst.Call) -> cst.BaseExpression | None:

@@ -49,3 +49,8 @@ DECLARING_TEXT = re.compile(r"(?:^|;)[ \t]*(?:global|nonlocal|match)\b", re.M)
 DEVICE_SAMPLES_TEXT = re.compile(r"\bcuda\b|\bdevice\b|\.to\(")
 #: One whose samples may be pinned: unbatched, a loader gives them as they are.
 PINNED_SAMPLES_TEXT = re.compile(r"\bpin_memory\b|\bis_pinned\b")
+#: What calling an object runs patched, or its arguments replaced before ``forward`` runs:
+#: ``__call__ = ...`` (on a class, in a class body, ``nn.Module.__call__``), ``_call_impl``, a
+#: forward pre-hook (``register_forward_pre_hook``, ``register_module_forward_pre_hook``,
+#: ``_forward_pre_hooks``, ``_global_forward_pre_hooks``). Post-hooks see the result only.
+CALL_PATCHING_TEXT = re.compile(r"forward_pre_hook|\b_call_impl\b|\b__call__\b(?:[\s\\)]|#[^\n]*)*=(?!=)")
