@@ -430,30 +430,10 @@ class FileSummaries:
         if type(func) in (cst.Name, cst.Attribute) and objects.is_object(evaluator.value_of(func)):
             # `tap(dev)`, `self.embed(ids)` of an object of a project class: its `__call__`, or
             # the `forward` of a `torch.nn.Module` (which its `__call__` runs).
-            found = objects.called_method(self, evaluator.value_of(func))
-            if found is None:
-                return None
-            owner, start = found
-            if not owner.worth_parsing(start, wants):
-                return None
-            parsed = self.parsed_in(owner, start)
-            if parsed is None:
-                return None
-            top = next((s for s in parsed.module.body if isinstance(s, cst.FunctionDef)), None)
-            return (parsed, top) if top is not None else None
+            return self._parsed_function(objects.called_method(self, evaluator.value_of(func)), wants)
         if isinstance(func, cst.Attribute) and objects.is_object(evaluator.value_of(func.value)):
             # `pool.alloc(...)` on an object of a project class: that class's method.
-            found = objects.method(self, evaluator.value_of(func.value), func.attr.value)
-            if found is None:
-                return None
-            owner, start = found
-            if not owner.worth_parsing(start, wants):
-                return None
-            parsed = self.parsed_in(owner, start)
-            if parsed is None:
-                return None
-            top = next((s for s in parsed.module.body if isinstance(s, cst.FunctionDef)), None)
-            return (parsed, top) if top is not None else None
+            return self._parsed_function(objects.method(self, evaluator.value_of(func.value), func.attr.value), wants)
         if isinstance(func, cst.Name):
             local = evaluator.local_functions.get(func.value)
             if local is not None:
@@ -508,6 +488,22 @@ class FileSummaries:
         top = next((s for s in parsed.module.body if isinstance(s, cst.FunctionDef)), None)
         return (parsed, top) if top is not None else None
 
+    def _parsed_function(
+        self, found: tuple[FileSummaries, int] | None, wants: TextTest | None
+    ) -> tuple[Parsed | None, cst.FunctionDef] | None:
+        """The function at (its file's summaries, 0-based def line), parsed one level deeper, when
+        its text passes ``wants``."""
+        if found is None:
+            return None
+        owner, start = found
+        if not owner.worth_parsing(start, wants):
+            return None
+        parsed = self.parsed_in(owner, start)
+        if parsed is None:
+            return None
+        top = next((s for s in parsed.module.body if isinstance(s, cst.FunctionDef)), None)
+        return (parsed, top) if top is not None else None
+
     def _foreign(
         self, func: cst.BaseExpression, passes_host: bool = False, wants: TextTest | None = None
     ) -> tuple[Parsed | None, cst.FunctionDef] | None:
@@ -516,16 +512,7 @@ class FileSummaries:
         (``return a[1:] - a[:-1]``) is followed too."""
         assert self.project is not None
         found = self.project.function(self.names, func, passes_host)
-        if found is None:
-            return None
-        foreign, start = found
-        if not foreign.summaries.worth_parsing(start, wants):
-            return None
-        parsed = self.parsed_in(foreign.summaries, start)
-        if parsed is None:
-            return None
-        top = next((s for s in parsed.module.body if isinstance(s, cst.FunctionDef)), None)
-        return (parsed, top) if top is not None else None
+        return self._parsed_function((found[0].summaries, found[1]) if found is not None else None, wants)
 
     def worth_parsing(self, start: int, wants: TextTest | None) -> bool:
         """Whether the function at ``start`` passes ``wants`` (always, once it is parsed: then
