@@ -62,6 +62,7 @@ from pinlint.analysis.values import (
     is_tensor,
     is_true,
     loaded,
+    loaded_items,
     pageable,
     self_attribute,
 )
@@ -919,17 +920,10 @@ class Evaluator:
             elements = self.known_elements(key, suffix) or frozenset()
             if not elements and "." not in key:
                 loaded_value = self.env.get(key)
-                if (
-                    loaded_value
-                    and all(o.kind is Kind.PAGEABLE and o.loaded for o in loaded_value)
-                    and (suffix == ".{}" or all(o.factory in torch_api.HOST_BATCH_LOADERS for o in loaded_value))
-                    and self.only_reads(key)
-                ):
+                if loaded_items(loaded_value, suffix == ".{}") and self.only_reads(key):
                     # `for k, v in state.items():` of what `torch.load(f, map_location="cpu")`
-                    # read: every tensor in it is in pageable host memory. Walked itself, a
-                    # state dict gives its keys; a data loader's batch, what its samples hold
-                    # (`for t in batch:` of tuples of tensors).
-                    elements = loaded_value
+                    # read, `for t in batch:` of a data loader's batch: pageable host tensors.
+                    elements = loaded_value  # type: ignore[assignment]
             if (
                 not elements
                 and not key_tested  # which of the caller's items it copies depends on their keys
@@ -1591,10 +1585,15 @@ class Evaluator:
         """The handle of a data loader whose batches are new pageable host tensors (see
         ``torch_api.HOST_BATCH_LOADERS``), else unknown."""
         collate = _argument(call, torch_api.LOADER_PARAMETERS.index("collate_fn"), "collate_fn")
-        if collate is not None and self._library_source(collate) in torch_api.DEFAULT_COLLATE_FUNCTIONS:
-            collate = None  # `collate_fn=default_collate`: what the loader does without one
-        if not _loads_pageable_batches(call, collate is not None):
-            return UNKNOWN  # pinned, collated by the project's function, or as chosen at run time
+        if collate is not None and (
+            (type(collate) is cst.Name and collate.value == "None")
+            or self._library_source(collate) in torch_api.DEFAULT_COLLATE_FUNCTIONS
+        ):
+            collate = None  # `collate_fn=None`, `collate_fn=default_collate`: the loader's own
+        if collate is not None:
+            return UNKNOWN  # the project's collate function may pin, or build on a device
+        if not _loads_pageable_batches(call):
+            return UNKNOWN  # pinned, or as chosen at run time
         if self.summaries is None or self.summaries.text_matches(LOADER_CHANGING_TEXT):
             return UNKNOWN  # `loader.pin_memory = True` may run before the loop
         if self.summaries.matched_around(LOADER_CLASS_PATCHING_TEXT):
@@ -2170,29 +2169,17 @@ def _batch_names(target: cst.BaseExpression | None, batch: Value) -> list[tuple[
     return []  # nothing, an attribute or a subscript: not followed
 
 
-def _loads_pageable_batches(call: cst.Call, collates: bool) -> bool:
-    """A data loader whose batches the default collate function stacks into new host tensors
-    that nothing pins: ``pin_memory=`` absent or the literal ``False``, no ``collate_fn=`` but
-    ``None`` (``collates``: it names another function than the default one, which may pin, or
-    build on a device), ``batch_size=`` not ``None`` (without batching the dataset's own tensors
-    are given as they are: on a device, or pinned), and no ``*args``/``**kwargs`` that may hold
-    any of them."""
+def _loads_pageable_batches(call: cst.Call) -> bool:
+    """A data loader that pins nothing: ``pin_memory=`` absent or the literal ``False``, at most
+    six positional arguments (a seventh is the collate function, the eighth ``pin_memory``), and
+    no ``*args``/``**kwargs`` that may hold them. (Its collate function and batch size are
+    ``Evaluator._data_loader``'s to judge.)"""
     if any(a.star for a in call.args):
         return False
-    parameters = torch_api.LOADER_PARAMETERS
-    positional = [a for a in call.args if a.keyword is None]
-    if len(positional) > parameters.index("collate_fn"):
+    if len([a for a in call.args if a.keyword is None]) > torch_api.LOADER_PARAMETERS.index("collate_fn"):
         return False  # a collate function or pin_memory passed by position
-    passed = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
-    passed.update((parameters[i], a.value) for i, a in enumerate(positional))
-    pin = passed.get("pin_memory")
-    if pin is not None and not (type(pin) is cst.Name and pin.value == "False"):
-        return False  # pinned (or as a flag says at run time)
-    collate = passed.get("collate_fn")
-    if collates and not (type(collate) is cst.Name and collate.value == "None"):
-        return False
-    batch_size = passed.get("batch_size")
-    return not (type(batch_size) is cst.Name and batch_size.value == "None")
+    pin = _argument(call, torch_api.LOADER_PARAMETERS.index("pin_memory"), "pin_memory")
+    return pin is None or (type(pin) is cst.Name and pin.value == "False")
 
 
 def _loads_on_host(library: str, call: cst.Call) -> bool:

@@ -204,11 +204,11 @@ def called_method(summaries: FileSummaries, base: Value) -> tuple[FileSummaries,
         return None
     ((class_name, class_file),) = classes
     owner = _summaries_of(summaries, class_file)
-    if owner is None or any(
-        files.text_matches(CALL_PATCHING_TEXT) or files.matched_around(CALL_PATCHING_TEXT)
-        for files in {id(owner): owner, id(summaries): summaries}.values()
-    ):
+    if owner is None:
         return None
+    for files in (owner,) if owner is summaries else (owner, summaries):
+        if files.text_matches(CALL_PATCHING_TEXT) or files.matched_around(CALL_PATCHING_TEXT):
+            return None
     found = method(summaries, base, "__call__")
     if found is not None:
         return found

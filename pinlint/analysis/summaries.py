@@ -45,6 +45,7 @@ from pinlint.analysis.values import (
     Value,
     batches,
     is_true,
+    loaded_items,
     only,
     replayed,
 )
@@ -853,22 +854,18 @@ class FileSummaries:
                 # The callee walks the list (dict) and copies its items: those the caller put in.
                 held = evaluator.held_by_argument(argument) or {}
                 value = held.get("." + items)
-                walked = evaluator.value_of(argument)
-                if value is None and items in ("[]", "[*]") and evaluator.walked_loader(walked, argument):
-                    value = batches(walked)  # the batches of a data loader that pins nothing
-                if value is None:
-                    # What a loader read (`torch.load(f, map_location="cpu")`): its values are
-                    # host tensors, whatever the dict's keys. A data loader's batch walked
-                    # (`for t in batch:`) gives what its samples hold (tuples of tensors).
-                    passed_value = evaluator.value_of(argument)
-                    if (
-                        type(argument) is cst.Name
-                        and passed_value
-                        and all(o.kind is Kind.PAGEABLE and o.loaded for o in passed_value)
-                        and (items == "{}" or all(o.factory in torch_api.HOST_BATCH_LOADERS for o in passed_value))
-                        and only_read(evaluator.scope, argument.value, handed=call)
-                    ):
-                        value = passed_value
+                passed_value = evaluator.value_of(argument)
+                if value is None and items in ("[]", "[*]") and evaluator.walked_loader(passed_value, argument):
+                    value = batches(passed_value)  # the batches of a data loader that pins nothing
+                if (
+                    value is None
+                    and type(argument) is cst.Name
+                    and loaded_items(passed_value, items == "{}")
+                    and only_read(evaluator.scope, argument.value, handed=call)
+                ):
+                    # What a loader read (`torch.load(f, map_location="cpu")`, a data loader's
+                    # batch), only read here: the items the callee walks are pageable host tensors.
+                    value = passed_value
                 if value is None:
                     continue  # not a container whose items this function knows
             else:

@@ -24,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pinlint import torch_api
+
 if TYPE_CHECKING:
     import libcst as cst
 
@@ -209,6 +211,18 @@ def batches(loader: Value) -> Value:
     """What iterating a data loader that pins nothing gives: its batches, each a container of
     (or one) new pageable host tensors, born at the loader's construction."""
     return frozenset().union(*(loaded(o.node, f"a batch of {o.what}", o.factory) for o in loader))  # type: ignore[arg-type]
+
+
+def loaded_items(value: Value | None, by_values: bool) -> bool:
+    """What a loader read (``value``, pageable on every path) holds pageable host tensors as
+    the items a walk of it gives: its values (``by_values``: ``.values()``, ``.items()``, a
+    dict parameter's walk), whatever the dict's keys; walked itself (``for t in x:``), only a
+    data loader's batch (tuples of tensors, as its samples hold), not a state dict (its keys)."""
+    return (
+        bool(value)
+        and all(o.kind is Kind.PAGEABLE and o.loaded for o in value)  # type: ignore[union-attr]
+        and (by_values or all(o.factory in torch_api.HOST_BATCH_LOADERS for o in value))  # type: ignore[union-attr]
+    )
 
 
 def handle_kind(value: Value | None) -> str:
