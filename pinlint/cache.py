@@ -62,8 +62,12 @@ def code_identity() -> str:
         parts = []
         for path in sorted(package.rglob("*")):
             if path.suffix in (".py", ".toml") and "__pycache__" not in path.parts:
-                info = path.stat()
-                parts.append(f"{path.relative_to(package).as_posix()}:{info.st_size}:{info.st_mtime_ns}")
+                try:
+                    info = path.stat()
+                    stamp = f"{info.st_size}:{info.st_mtime_ns}"
+                except OSError:
+                    stamp = "?"  # gone or unreadable since the listing: named, not fatal to the run
+                parts.append(f"{path.relative_to(package).as_posix()}:{stamp}")
         digest_ = hashlib.blake2b("\n".join(parts).encode(), digest_size=8).hexdigest()
         _IDENTITY.append(f"{__version__}+{digest_}")
     return _IDENTITY[0]

@@ -194,3 +194,18 @@ def test_the_code_identity_follows_the_package_files(tmp_path: Path, monkeypatch
         assert cache.code_identity() != first
     finally:
         os.utime(rule, ns=(info.st_atime_ns, info.st_mtime_ns))
+
+
+def test_a_package_file_that_cannot_be_read_does_not_stop_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pinlint import cache
+
+    real_stat = Path.stat
+
+    def stat(self: Path, *args: object, **kwargs: object) -> object:
+        if self.name == "PIN001.toml":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_stat(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cache, "_IDENTITY", [])
+    monkeypatch.setattr(Path, "stat", stat)
+    assert cache.code_identity().startswith(cache.__version__ + "+")
