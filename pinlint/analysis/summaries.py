@@ -1368,7 +1368,14 @@ def argument_for(function: cst.FunctionDef, call: cst.Call, name: str) -> cst.Ba
         if arg.keyword is not None and arg.keyword.value == name:
             return arg.value
     names = [p.name.value for p in params]
-    bound = isinstance(call.func, cst.Attribute) or function.name.value in objects.CALLED_METHODS
+    # A method called on an object: `obj.m(x)`, or `obj(x)` running its `__call__`/`forward` (a
+    # call by that function's own name, `forward(m, x)`, passes `self` itself).
+    called_object = (
+        type(call.func) is cst.Name
+        and function.name.value in objects.CALLED_METHODS
+        and call.func.value != function.name.value
+    )
+    bound = isinstance(call.func, cst.Attribute) or called_object
     if bound and names and names[0] in ("self", "cls"):
         names = names[1:]  # a method called on an object (`obj.m(x)`, `obj(x)`): the first parameter is bound
     if name in names and names.index(name) < len(positional):
