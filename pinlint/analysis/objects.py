@@ -199,13 +199,10 @@ def called_method(summaries: FileSummaries, base: Value) -> tuple[FileSummaries,
     runs before either (a package ``__init__.py``, an imported project module) may patch what a
     call runs or register a forward pre-hook (``CALL_PATCHING_TEXT``), which may replace the
     arguments."""
-    classes = {(o.class_name, o.class_file) for o in base}
-    if len(classes) != 1:
+    found_class = _one_class(summaries, base)
+    if found_class is None:
         return None
-    ((class_name, class_file),) = classes
-    owner = _summaries_of(summaries, class_file)
-    if owner is None:
-        return None
+    class_name, _, owner = found_class
     for files in (owner,) if owner is summaries else (owner, summaries):
         if files.text_matches(CALL_PATCHING_TEXT) or files.matched_around(CALL_PATCHING_TEXT):
             return None
@@ -218,6 +215,17 @@ def called_method(summaries: FileSummaries, base: Value) -> tuple[FileSummaries,
     if not any(_module_bases(owner, c) for c in family):
         return None  # not a module: calling it runs no `forward`
     return method(summaries, base, "forward")
+
+
+def _one_class(summaries: FileSummaries, base: Value) -> tuple[str, str, FileSummaries] | None:
+    """The one project class ``base`` is an object of on every path: its name, its file ("" this
+    one) and that file's summaries; None for several classes, or a file not read."""
+    classes = {(o.class_name, o.class_file) for o in base}
+    if len(classes) != 1:
+        return None
+    ((class_name, class_file),) = classes
+    owner = _summaries_of(summaries, class_file)
+    return (class_name, class_file, owner) if owner is not None else None
 
 
 def _module_bases(owner: FileSummaries, cls: ClassRange) -> set[str]:
@@ -238,13 +246,10 @@ def method(summaries: FileSummaries, base: Value, name: str) -> tuple[FileSummar
     """The summaries and 0-based def line of method ``name`` of ``base``'s class: one class on
     every path, and one def of that name in its family (its bases and subclasses of that file);
     else None (an override elsewhere, or a method it inherits from outside, is not followed)."""
-    classes = {(o.class_name, o.class_file) for o in base}
-    if len(classes) != 1:
+    found_class = _one_class(summaries, base)
+    if found_class is None:
         return None
-    ((class_name, class_file),) = classes
-    owner = _summaries_of(summaries, class_file)
-    if owner is None:
-        return None
+    class_name, class_file, owner = found_class
     if owner.scan.method_replaced(class_name, name) or (
         owner is not summaries and summaries.scan.assigned_elsewhere(name)
     ):
