@@ -43,6 +43,7 @@ from pinlint.analysis.values import (
     HOST_DEVICE,
     HOST_KINDS,
     HOST_ORIGIN,
+    KEY_TESTED_ITEMS,
     MAYBE_PINNED_KINDS,
     NUMPY,
     PINNED,
@@ -77,7 +78,7 @@ class Summaries(Protocol):
 
     def call(self, evaluator: Evaluator, call: cst.Call) -> Value | None: ...
 
-    def call_elements(self, evaluator: Evaluator, call: cst.Call, count: int) -> list[Value] | None: ...
+    def call_elements(self, evaluator: Evaluator, call: cst.Call, count: int | None) -> list[Value] | None: ...
 
     def call_containers(self, evaluator: Evaluator, call: cst.Call) -> dict[str, Value] | None: ...
 
@@ -410,6 +411,30 @@ class Evaluator:
             if current is not None:
                 self.set_elements(key, suffix, current | value)
         self.set_positions(key, [None], fresh=False)  # tuples of other shapes, perhaps
+
+    def _built_list(self, call: cst.Call) -> Value | None:
+        """The elements of the list that ``call``'s one argument names, when this function built
+        it and has not changed it since (``xs`` of ``bufs.extend(xs)``); else None."""
+        if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+            return None
+        key = dotted(call.args[0].value)
+        if key is None or key in self.lists_changed or type(call.args[0].value) is not cst.Name:
+            return None  # (an attribute's list may be changed through another name for its object)
+        return self.env.get(key + ".[]")
+
+    def _extended_by(self, call: cst.Call, built: Value | None) -> Value | None:
+        """The elements ``bufs.extend(xs)`` adds: of a list (tuple) display or comprehension, or
+        ``built``, those of a list this function built (``_built_list``); None when not known."""
+        if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+            return None
+        node = call.args[0].value
+        if type(node) in (cst.List, cst.Tuple):
+            if not all(type(e) is cst.Element for e in node.elements):  # type: ignore[attr-defined]
+                return None  # `*rest`: elements not known
+            return frozenset().union(*(self.value_of(e.value) for e in node.elements))  # type: ignore[attr-defined]
+        if type(node) is cst.ListComp:
+            return self.value_of(node.elt)  # type: ignore[attr-defined]
+        return built
 
     def tuple_parts(self, node: cst.BaseExpression) -> list[Value] | None:
         """The values of a tuple display's items (``(ids, meta, n)``), else None."""
@@ -926,13 +951,15 @@ class Evaluator:
                     elements = loaded_value  # type: ignore[assignment]
             if (
                 not elements
-                and not key_tested  # which of the caller's items it copies depends on their keys
                 and self._own_parameter(key)
                 and (self.only_reads(key) or (loop is not None and paired and rekeyed_in_walk(self.scope, key, loop)))
             ):
                 # `for t in bufs:` of a parameter: each item is what the caller's list (dict)
                 # holds, named so that a caller can say (see `FileSummaries.forward_arguments`).
-                item = Origin(Kind.UNKNOWN, what=f"an item of parameter `{key}`", parameter=key + suffix[1:])
+                # Under a test of the key, which of the caller's items it copies depends on
+                # their keys: named so that only a caller whose items are of one birth says.
+                items_of = KEY_TESTED_ITEMS if key_tested else suffix[1:]
+                item = Origin(Kind.UNKNOWN, what=f"an item of parameter `{key}`", parameter=key + items_of)
                 elements = frozenset({item})
                 if enumerated or paired:
                     if (
@@ -1173,6 +1200,10 @@ class Evaluator:
             return None
         name = literal_key(node.slice[0].slice.value)
         if type(node.value) is cst.Call and self.summaries is not None:
+            position = _literal_index(node.slice[0].slice.value)
+            parts = self.summaries.call_elements(self, node.value, None) if position is not None else None
+            if parts is not None and position is not None and position < len(parts):
+                return parts[position]  # `helper()[1]` of a helper returning `(t, u)`: exactly u
             # `helper()["mask"]`, `helper()[i]` of a container the helper builds and returns.
             held = self.summaries.call_containers(self, node.value) or {}
             if name is not None and ".{%s}" % name in held:
@@ -1326,6 +1357,9 @@ class Evaluator:
                 for arg in call.args:
                     self.ev(arg.value)  # a tensor method reads its arguments
             else:  # (`torch.nn.init.ones_(t)`: an in-place function of a module writes `t`)
+                # `bufs.extend(xs)` of a list `xs` built here: its elements, read before the
+                # hand-over below marks `xs` as possibly changed.
+                extended_list = self._built_list(call) if method == "extend" else None
                 self._escaping_args(call, f"`.{method}()`")
             if method in torch_api.ALIASING_METHODS and is_tensor(receiver):
                 # Views (`t.split(2)`, `t.flatten()`) or its storage: a write through them writes it.
@@ -1350,7 +1384,10 @@ class Evaluator:
             elif method in _LIST_REPLACING_METHODS:
                 self.list_changed(func.value)  # `bufs.clear()`: what it held is gone
             elif method in _LIST_GROWING_METHODS:
-                self.add_elements(func.value, UNKNOWN)  # `bufs.extend(xs)`: other elements too
+                # `bufs.extend(xs)`: other elements too, those of `xs` where it is a list this
+                # function built (or a display); else not known.
+                added = self._extended_by(call, extended_list) if method == "extend" else None
+                self.add_elements(func.value, UNKNOWN if added is None else added)
             if method in _LIST_REORDERING_METHODS:
                 reordered = dotted(func.value)
                 if reordered is not None:

@@ -39,6 +39,7 @@ from pinlint.analysis.triage import Segment, segment_for, segment_text
 from pinlint.analysis.values import (
     HOST_DEVICE,
     HOST_KINDS,
+    KEY_TESTED_ITEMS,
     PYDATA,
     UNKNOWN,
     Kind,
@@ -592,13 +593,16 @@ class FileSummaries:
             return None  # see `call`
         return value
 
-    def call_elements(self, evaluator: Evaluator, call: cst.Call, count: int) -> list[Value] | None:
+    def call_elements(self, evaluator: Evaluator, call: cst.Call, count: int | None) -> list[Value] | None:
         """What unpacking the called function's result into ``count`` names gives each name,
-        when every return of the function is a tuple display of that length; else None."""
+        when every return of the function is a tuple display of that length; else None.
+        ``count=None``: the items of the tuple it returns, whatever its length (all the same)."""
         callee = self._returning_callee(evaluator, call)
         if callee is None or not callee[1].tuple_returns:
             return None
         shapes = callee[1].tuple_returns
+        if count is None and shapes[0] is not None:
+            count = len(shapes[0])
         if any(shape is None or len(shape) != count for shape in shapes):
             return None  # a return that is not a tuple display of that length: unknown parts
         passed = _arguments(evaluator, callee[0], call, self)
@@ -852,19 +856,22 @@ class FileSummaries:
                     continue  # not an object whose field is known here
             elif items:
                 # The callee walks the list (dict) and copies its items: those the caller put in.
-                held = evaluator.held_by_argument(argument) or {}
-                value = held.get("." + items)
+                value = _caller_items(evaluator.held_by_argument(argument) or {}, items)
                 passed_value = evaluator.value_of(argument)
                 if value is None and items in ("[]", "[*]") and evaluator.walked_loader(passed_value, argument):
                     value = batches(passed_value)  # the batches of a data loader that pins nothing
                 if (
                     value is None
-                    and type(argument) is cst.Name
-                    and loaded_items(passed_value, items == "{}")
-                    and only_read(evaluator.scope, argument.value, handed=call)
+                    and loaded_items(passed_value, items in ("{}", KEY_TESTED_ITEMS))
+                    and (
+                        type(argument) is cst.Call
+                        or type(argument) is cst.Name
+                        and only_read(evaluator.scope, argument.value, handed=call)
+                    )
                 ):
                     # What a loader read (`torch.load(f, map_location="cpu")`, a data loader's
-                    # batch), only read here: the items the callee walks are pageable host tensors.
+                    # batch), only read here (or handed straight on, `copy_all(load(f))`: no
+                    # other name for it here): the items the callee walks are pageable host tensors.
                     value = passed_value
                 if value is None:
                     continue  # not a container whose items this function knows
@@ -1044,10 +1051,19 @@ _CONTAINER_NODES = (cst.Name, cst.List, cst.Tuple, cst.Dict, cst.ListComp, cst.D
 def _item_parameter(parameter: str) -> tuple[str, str]:
     """``"bufs[]"`` (the items of parameter ``bufs``) -> ``("bufs", "[]")``; ``"t"`` -> ``("t", "")``;
     ``"loader[*]"`` (a part of an item: ``x`` of ``for x, y in loader:``) -> ``("loader", "[*]")``."""
-    for suffix in ("[]", "{}", "[*]"):
+    for suffix in ("[]", "{}", KEY_TESTED_ITEMS, "[*]"):
         if parameter.endswith(suffix):
             return parameter[: -len(suffix)], suffix
     return parameter, ""
+
+
+def _caller_items(held: dict[str, Value], items: str) -> Value | None:
+    """What a caller's list (dict) holds, for a callee that walks it (``items``: ``[]``, ``{}``).
+    Walked under a test of the key, only items of one birth: a test could pick any of several."""
+    if items == KEY_TESTED_ITEMS:
+        value = held.get(".{}")
+        return value if value is not None and len(value) == 1 else None
+    return held.get("." + items)
 
 
 def _is_own_parameter(evaluator: Evaluator, name: cst.Name) -> bool:
@@ -1229,12 +1245,17 @@ def _arguments(
             # An item of a list (dict) parameter: the items of the caller's, when known.
             argument = argument_for(function, call, name)
             held = evaluator.held_by_argument(argument) if argument is not None else None
-            return (held or {}).get("." + items) or None
+            return _caller_items(held or {}, items) or None
         argument = argument_for(function, call, name)
         if argument is not None:
             if classify_device(argument, evaluator.names.torch_function) is DeviceClass.HOST:
                 return HOST_DEVICE  # `"cpu"`, `torch.device("cpu")`
-            return evaluator.value_of(argument)
+            value = evaluator.value_of(argument)
+            if value and any(o.loaded for o in value) and not only_read(function, name):
+                # What a loader read (a state dict, a batch) is pageable by its items, and the
+                # callee may replace them (`sd[k] = v.pin_memory()`) before it returns the dict.
+                return None
+            return value
         if any(a.star for a in call.args):
             return None  # `*args`/`**kwargs` may set it
         param = named_parameter(function, name)

@@ -54,6 +54,12 @@ MAYBE_PINNED_KINDS = frozenset({Kind.PINNED, Kind.HOST})
 PYDATA_KINDS = frozenset({Kind.PYDATA})
 
 
+#: The items of a dict parameter walked under a test of the key (``if k in wanted:``): some of
+#: them are copied, which ones depends on the keys; only a caller whose items are all of one
+#: birth can say (``FileSummaries.forward_arguments``).
+KEY_TESTED_ITEMS = "{?}"
+
+
 @dataclass(frozen=True)
 class Origin:
     """Equal when kind, birth node (by identity: libcst nodes compare by identity) and facts
@@ -120,7 +126,11 @@ class Origin:
     def whole_parameter(self) -> bool:
         """A parameter itself, not an item of one (``"bufs[]"``: what ``for t in bufs`` gives)
         nor a field of one (``"batch.ids"``)."""
-        return bool(self.parameter) and not self.parameter.endswith(("[]", "{}", "[*]")) and "." not in self.parameter
+        return (
+            bool(self.parameter)
+            and not self.parameter.endswith(("[]", "{}", KEY_TESTED_ITEMS, "[*]"))
+            and "." not in self.parameter
+        )
 
     @property
     def parametric(self) -> bool:
