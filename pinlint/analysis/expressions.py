@@ -37,6 +37,7 @@ from pinlint.analysis.text_patterns import (
 )
 from pinlint.analysis.values import (
     DTYPE,
+    FALSE,
     FIELD_ITEM,
     FIELD_NAME,
     HOST,
@@ -539,7 +540,9 @@ class Evaluator:
         if type(node) is cst.Name:
             if node.value == "True":
                 return TRUE
-            if node.value in ("False", "None"):
+            if node.value == "False":
+                return FALSE  # (Python data; told apart for `pin_memory=pin` where `pin = False`)
+            if node.value == "None":
                 return PYDATA
             value = self.env.get(node.value)
             if value is None and self.names.is_dtype_attribute(node):

@@ -37,6 +37,7 @@ from pinlint.analysis.positions import Positions
 from pinlint.analysis.scopes import dotted, iter_statements, named_parameter
 from pinlint.analysis.triage import Segment, segment_for, segment_text
 from pinlint.analysis.values import (
+    FALSE,
     HOST_DEVICE,
     HOST_KINDS,
     KEY_TESTED_ITEMS,
@@ -1262,8 +1263,10 @@ def _arguments(
         default = param.default if param is not None else None
         if isinstance(default, cst.SimpleString) and default.evaluated_value == "cpu":
             return HOST_DEVICE
+        if isinstance(default, cst.Name) and default.value == "False":
+            return FALSE  # (`pin_memory=pin` with `pin=False` left: pageable)
         if isinstance(default, _LITERAL_DEFAULTS) or (
-            isinstance(default, cst.Name) and default.value in ("None", "True", "False")
+            isinstance(default, cst.Name) and default.value in ("None", "True")
         ):
             return PYDATA
         return None

@@ -15,6 +15,7 @@ from pinlint.analysis.events import EventSink
 from pinlint.analysis.scopes import ScopeNames
 from pinlint.analysis.values import (
     DEVICE,
+    FALSE,
     HOST_DEVICE,
     PINNED,
     UNKNOWN,
@@ -24,6 +25,7 @@ from pinlint.analysis.values import (
     is_host,
     is_pydata,
     pageable,
+    pin_switched,
 )
 
 
@@ -80,19 +82,29 @@ def device_kw(ctx: Context, call: cst.Call) -> tuple[DeviceClass, cst.Arg | None
     return (found, arg)
 
 
-def _pinned_kw(call: cst.Call) -> bool | None:
-    """True: pin_memory=<not False>; False: pin_memory=False; None: absent."""
+def _pinned_kw(ctx: Context, call: cst.Call) -> bool | None:
+    """True: pin_memory=<not known to be false>; False: pin_memory=False, or a name bound to
+    ``False`` on every path (``pin = False``); None: absent."""
     arg = keyword_args(call).get("pin_memory")
     if arg is None:
         return None
-    return not is_false(arg.value)
+    return not (is_false(arg.value) or ctx.value_of(arg.value) == FALSE)
+
+
+def _pin_parameter(ctx: Context, call: cst.Call) -> Value | None:
+    """``pin_memory=pin`` of a parameter ``pin`` of the function (its callers decide): its value."""
+    arg = keyword_args(call).get("pin_memory")
+    if arg is None or type(arg.value) is not cst.Name:
+        return None
+    value = ctx.value_of(arg.value)
+    return value if value and all(o.whole_parameter for o in value) else None
 
 
 def allocated_value(ctx: Context, call: cst.Call, what: str, *, factory: str, data: Value | None = None) -> Value:
     """The value of a factory call that accepts ``pin_memory=`` (where it allocates)."""
     if has_star_kwargs(call):
         return UNKNOWN  # `**kwargs` may carry device= or pin_memory=
-    pinned = _pinned_kw(call)
+    pinned = _pinned_kw(ctx, call)
     device, arg = device_kw(ctx, call)
     if (
         device is DeviceClass.UNKNOWN
@@ -123,10 +135,15 @@ def allocated_value(ctx: Context, call: cst.Call, what: str, *, factory: str, da
         return DEVICE
     if device is DeviceClass.OTHER:
         return UNKNOWN  # e.g. "meta": no memory at all
-    if pinned:
-        return PINNED
     if device is DeviceClass.DEFAULT and ctx.default_device_unknown:
         return UNKNOWN  # a default device may be set: the factory may allocate on it
+    switch = _pin_parameter(ctx, call) if pinned else None
+    if switch is not None:
+        # `pin_memory=pin` of a parameter: a call passing `False` (or leaving a `False`
+        # default) gets a pageable host tensor (replayed there); here, not known.
+        return pin_switched(switch, call, what, factory, _vector(ctx, call, factory))
+    if pinned:
+        return PINNED
     data_is_python = data is not None and is_pydata(data)
     if not data_is_python:
         ctx.data_not_python.add(id(call))

@@ -160,6 +160,7 @@ PYDATA_ORIGIN = Origin(Kind.PYDATA)
 NUMPY_ORIGIN = Origin(Kind.NUMPY)
 #: The literal ``True`` (Python data that a ``non_blocking=`` argument may hold).
 TRUE_ORIGIN = Origin(Kind.PYDATA, what="True")
+FALSE_ORIGIN = Origin(Kind.PYDATA, what="False")
 DTYPE_ORIGIN = Origin(Kind.DTYPE)
 HOST_ORIGIN = Origin(Kind.HOST)
 #: ``"cpu"`` or ``torch.device("cpu")`` bound to a name: a copy ``.to(name)`` is no H2D copy.
@@ -180,6 +181,7 @@ DEVICE: Value = frozenset({DEVICE_ORIGIN})
 PYDATA: Value = frozenset({PYDATA_ORIGIN})
 NUMPY: Value = frozenset({NUMPY_ORIGIN})
 TRUE: Value = frozenset({TRUE_ORIGIN})
+FALSE: Value = frozenset({FALSE_ORIGIN})
 DTYPE: Value = frozenset({DTYPE_ORIGIN})
 HOST_DEVICE: Value = frozenset({HOST_DEVICE_ORIGIN})
 PINNED_ARRAY: Value = frozenset({PINNED_ARRAY_ORIGIN})
@@ -190,6 +192,25 @@ FIELD_NAME: Value = frozenset({FIELD_NAME_ORIGIN})
 def is_true(value: Value) -> bool:
     """The value is the literal ``True`` on every path."""
     return value == TRUE
+
+
+def pin_switched(switch: Value, node: cst.CSTNode, what: str, factory: str, vector: bool) -> Value:
+    """A host allocation whose ``pin_memory=`` is a parameter of the function: not known here;
+    replayed, pageable for a call that passes ``False`` (or leaves a default of ``False``)."""
+    return frozenset(
+        {
+            Origin(
+                Kind.UNKNOWN,
+                node,
+                what=what,
+                factory=factory,
+                vector=vector,
+                computed="pin_switched",
+                inputs=(switch,),
+                depth=1,
+            )
+        }
+    )
 
 
 def pageable(
@@ -524,6 +545,18 @@ def replayed(value: Value, argument: Callable[[str], Value | None]) -> Value | N
                     )
                 else:
                     out.add(DEVICE_ORIGIN)
+            elif origin.computed == "pin_switched":
+                given = known[0]  # type: ignore[index]
+                if given == FALSE:
+                    # Not pinnable there: the call decides, and other calls may pass `True`.
+                    out |= pageable(
+                        origin.node, pinnable=False, what=origin.what, factory=origin.factory, vector=origin.vector
+                    )
+                elif given and all(o.whole_parameter for o in given):
+                    # Handed a parameter of the calling function: its own callers decide.
+                    out |= pin_switched(given, origin.node, origin.what, origin.factory, origin.vector)
+                else:
+                    out |= UNKNOWN  # pinned, or not known to be unpinned
             elif origin.computed == "device_of":
                 given = known[0]  # type: ignore[index]
                 host = bool(given) and {o.kind for o in given} <= HOST_KINDS

@@ -21,6 +21,13 @@ LOADER_REMEDY = (
 )
 
 
+#: For a factory whose `pin_memory=` is a parameter of its function that a call leaves `False`.
+PIN_PARAMETER_REMEDY = (
+    "no automatic fix: `pin_memory=` here is a parameter of the function, and the call that reaches "
+    "the copy passes `False` for it (or leaves its default `False`); pass `True` there"
+)
+
+
 class UnpinnableNonBlockingSource(Rule):
     code = "PIN002"
     listens_to = frozenset({SinkHit})
@@ -31,8 +38,23 @@ class UnpinnableNonBlockingSource(Rule):
             return None  # PIN001's case: pin_memory= can be added at the birth
         # The headline says what is wrong; the help line (REMEDY) says why pinning at birth fails.
         message = f"{_article(event.origin.what)} is pageable and {ctx.reaches(event)}: the copy is not asynchronous"
-        remedy = LOADER_REMEDY if event.origin.factory in torch_api.HOST_BATCH_LOADERS else REMEDY
+        if event.origin.factory in torch_api.HOST_BATCH_LOADERS:
+            remedy = LOADER_REMEDY
+        elif _passes_pin_memory(event.origin.node):
+            remedy = PIN_PARAMETER_REMEDY  # (a pageable origin with `pin_memory=` given: see pin_switched)
+        else:
+            remedy = REMEDY
         return ctx.copy_finding(self.code, event, message, note=remedy)
+
+
+def _passes_pin_memory(node: object) -> bool:
+    """``node`` is a call that names ``pin_memory=`` (a pageable birth with it: a parameter a
+    call left ``False``). libcst is imported here: the rules' modules load without it."""
+    import libcst as cst
+
+    from pinlint.analysis.callargs import keyword_args
+
+    return type(node) is cst.Call and "pin_memory" in keyword_args(node)
 
 
 def _article(what: str) -> str:
