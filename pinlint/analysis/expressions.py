@@ -1632,7 +1632,7 @@ class Evaluator:
             collate = None  # `collate_fn=None`, `collate_fn=default_collate`: the loader's own
         if collate is not None:
             return UNKNOWN  # the project's collate function may pin, or build on a device
-        if not _loads_pageable_batches(call):
+        if not _loads_pageable_batches(call, self.value_of):
             return UNKNOWN  # pinned, or as chosen at run time
         if self.summaries is None or self.summaries.text_matches(LOADER_CHANGING_TEXT):
             return UNKNOWN  # `loader.pin_memory = True` may run before the loop
@@ -2209,8 +2209,9 @@ def _batch_names(target: cst.BaseExpression | None, batch: Value) -> list[tuple[
     return []  # nothing, an attribute or a subscript: not followed
 
 
-def _loads_pageable_batches(call: cst.Call) -> bool:
-    """A data loader that pins nothing: ``pin_memory=`` absent or the literal ``False``, at most
+def _loads_pageable_batches(call: cst.Call, value_of: Callable[[cst.BaseExpression], Value]) -> bool:
+    """A data loader that pins nothing: ``pin_memory=`` absent, ``False`` or a name bound to
+    ``False`` on every path (``value_of``: the evaluated arguments' values), at most
     six positional arguments (a seventh is the collate function, the eighth ``pin_memory``), and
     no ``*args``/``**kwargs`` that may hold them. (Its collate function and batch size are
     ``Evaluator._data_loader``'s to judge.)"""
@@ -2219,7 +2220,7 @@ def _loads_pageable_batches(call: cst.Call) -> bool:
     if len([a for a in call.args if a.keyword is None]) > torch_api.LOADER_PARAMETERS.index("collate_fn"):
         return False  # a collate function or pin_memory passed by position
     pin = _argument(call, torch_api.LOADER_PARAMETERS.index("pin_memory"), "pin_memory")
-    return pin is None or (type(pin) is cst.Name and pin.value == "False")
+    return pin is None or (type(pin) is cst.Name and (pin.value == "False" or value_of(pin) == FALSE))
 
 
 def _loads_on_host(library: str, call: cst.Call) -> bool:
