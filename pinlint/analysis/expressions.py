@@ -67,6 +67,7 @@ from pinlint.analysis.values import (
     loaded_items,
     pageable,
     self_attribute,
+    walked_attribute,
 )
 
 
@@ -842,13 +843,17 @@ class Evaluator:
             return zipped_loaders
         walked, counted = self._enumerated(iterable)
         loader = self.value_of(walked)
-        if self.walked_loader(loader):
+        walked_field = self._unknown_self_attribute(walked, loader)
+        if self.walked_loader(loader) or walked_field is not None:
             # `for x, y in loader:` of a data loader that pins nothing: each batch, and every
             # tensor in it, is new pageable host memory (see `torch_api.HOST_BATCH_LOADERS`).
+            # Of `self.loader` unknown here (stored from a parameter): marked parts, for a
+            # caller whose object holds such a loader there (`FileSummaries.forward_fields`).
+            parts = batches(loader) if walked_field is None else walked_attribute(walked_field)
             if counted:
                 batch = target.elements[1].value if _pair(target) else None  # type: ignore[attr-defined]
-                return _batch_names(batch, batches(loader))
-            return _batch_names(target, batches(loader))
+                return _batch_names(batch, parts)
+            return _batch_names(target, parts)
         zipped = self._zipped(items, target) if not enumerated else None
         if zipped is not None and any(self._known_empty(part) for part, _ in zipped):
             return []  # zip with a list known to be empty: the body never runs
@@ -1695,13 +1700,24 @@ class Evaluator:
                     return True
         return False
 
-    def walked_loader(self, value: Value, handed: cst.BaseExpression | None = None) -> bool:
+    def walked_loader(self, value: Value, handed: cst.BaseExpression | None = None, also: Sequence[int] = ()) -> bool:
         """``value`` is a data loader that pins nothing on every path, never handed (but as
-        ``handed``, the argument asked about) to code that may change it before it is walked."""
+        ``handed``, the argument asked about, or as one of the argument nodes whose ids are
+        ``also``) to code that may change it before it is walked."""
         if handle_kind(value) != "loader":
             return False
-        here = {id(handed)} if handed is not None else set()
+        here = {id(handed), *also} if handed is not None else set(also)
         return not any(self._loaders_handed.get(id(o.node), set()) - here for o in value)
+
+    def _unknown_self_attribute(self, walked: cst.BaseExpression, value: Value) -> str | None:
+        """``attr`` of a walk of ``self.<attr>`` whose value nothing here knows (stored from a
+        parameter: ``self.loader = loader`` in ``__init__``), in a method; else None."""
+        if type(walked) is not cst.Attribute or type(walked.value) is not cst.Name or walked.value.value != "self":
+            return None
+        attr = walked.attr.value
+        if not value or not all(o.kind is Kind.UNKNOWN and not o.class_name and not o.handle for o in value):
+            return None
+        return attr if any(o.attribute == attr for o in value) else None
 
     def held_by_argument(self, node: cst.BaseExpression) -> dict[str, Value] | None:
         """What the list or dict passed as ``node`` held when the call was made."""

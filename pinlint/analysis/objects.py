@@ -166,6 +166,13 @@ def _written_elsewhere(summaries: FileSummaries, owner: FileSummaries | None, at
     return owner is None
 
 
+def class_file_matches(summaries: FileSummaries, origin_file: str, pattern: re.Pattern[str]) -> bool:
+    """The text of the file of an object's class matches ``pattern`` (True when that file is
+    not read: it may)."""
+    owner = _summaries_of(summaries, origin_file)
+    return owner is None or owner.text_matches(pattern)
+
+
 def is_object(value: Value) -> bool:
     """Every path gives an object of a project class."""
     return bool(value) and all(o.class_name for o in value)

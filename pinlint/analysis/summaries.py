@@ -35,6 +35,7 @@ from pinlint.analysis.names import FileNames
 from pinlint.analysis.parse import parse
 from pinlint.analysis.positions import Positions
 from pinlint.analysis.scopes import dotted, iter_statements, named_parameter
+from pinlint.analysis.text_patterns import LOADER_CHANGING_TEXT
 from pinlint.analysis.triage import Segment, segment_for, segment_text
 from pinlint.analysis.values import (
     FALSE,
@@ -43,6 +44,7 @@ from pinlint.analysis.values import (
     KEY_TESTED_ITEMS,
     PYDATA,
     UNKNOWN,
+    WALKED_ATTRIBUTE,
     Kind,
     Value,
     batches,
@@ -745,16 +747,22 @@ class FileSummaries:
         # What this function stored in the object's attributes before the call (`tap.valid = t`).
         stored = evaluator.stored_fields(holder) if objects.is_object(receiver) else {}
         if not objects.is_object(receiver) or not any(
-            o.kind is Kind.PAGEABLE
+            o.kind is Kind.PAGEABLE or o.handle == "loader"
             for value in [*(v for origin in receiver for _, v in origin.fields), *stored.values()]
             for o in value
         ):
-            return  # no field is known to hold a pageable tensor: nothing to report
+            return  # no field is known to hold a pageable tensor (or a data loader): nothing to report
         callee = self._copying_callee(evaluator, call)
         if callee is None:
             return
         function, interpreter = callee
         for copy in interpreter.events.attribute_copies:
+            if copy.attribute.endswith(WALKED_ATTRIBUTE):
+                # A part of a batch of the data loader the object holds in that field.
+                walked = self._field_batches(evaluator, receiver, stored, copy.attribute[: -len(WALKED_ATTRIBUTE)])
+                if walked is not None and _copies_here(evaluator, function, call, copy):
+                    _copied_through(evaluator, call, holder, walked, copy)
+                continue
             if copy.attribute in stored:
                 held = [stored[copy.attribute]]  # stored here, just before the call
             elif any(objects.field_replaced(self, origin.class_file, copy.attribute) for origin in receiver):
@@ -764,6 +772,29 @@ class FileSummaries:
             if any(value is None for value in held) or not _copies_here(evaluator, function, call, copy):
                 continue  # a path's object does not say what it holds there; or no copy here
             _copied_through(evaluator, call, holder, frozenset().union(*held), copy)  # type: ignore[arg-type]
+
+    def _field_batches(
+        self, evaluator: Evaluator, receiver: Value, stored: dict[str, Value], field: str
+    ) -> Value | None:
+        """The batches of the data loader that the object ``receiver`` holds in ``field`` (stored
+        there just before the call, or by its construction), when it pins nothing and was handed
+        to no other code than that construction; None otherwise."""
+        if field in stored:
+            loader = stored[field]
+            return batches(loader) if evaluator.walked_loader(loader) else None
+        found: list[Value] = []
+        for origin in receiver:
+            loader = dict(origin.fields).get(field)
+            if loader is None or objects.field_replaced(self, origin.class_file, field):
+                return None  # not known, or `obj.loader = other` somewhere
+            if objects.class_file_matches(self, origin.class_file, LOADER_CHANGING_TEXT):
+                return None  # the class's file may set its `pin_memory` or `collate_fn`
+            construction = origin.node
+            handed = [id(a.value) for a in construction.args] if type(construction) is cst.Call else []
+            if not evaluator.walked_loader(loader, also=handed):
+                return None  # pins, may be changed by other code it was handed to, or no loader
+            found.append(batches(loader))
+        return frozenset().union(*found) if found else None
 
     def _copying_callee(
         self, evaluator: Evaluator, call: cst.Call, wants: TextTest | None = None

@@ -154,6 +154,17 @@ def self_attribute(attr: str) -> Value:
     return frozenset({Origin(Kind.UNKNOWN, attribute=attr)})
 
 
+#: Marks an attribute whose walk gave the value (``self.loader[*]``: a part of a batch of what
+#: ``self.loader`` holds), for a caller whose object holds a data loader there.
+WALKED_ATTRIBUTE = "[*]"
+
+
+def walked_attribute(attr: str) -> Value:
+    """``x`` of ``for x, y in self.<attr>:`` where the attribute is unknown here: a part of an
+    item of it, marked so that a caller whose object holds a data loader there can say."""
+    return frozenset({Origin(Kind.UNKNOWN, what=f"a batch of `self.{attr}`", attribute=attr + WALKED_ATTRIBUTE)})
+
+
 PINNED_ORIGIN = Origin(Kind.PINNED)
 DEVICE_ORIGIN = Origin(Kind.DEVICE)
 PYDATA_ORIGIN = Origin(Kind.PYDATA)
