@@ -707,6 +707,18 @@ class Evaluator:
             if is_tensor(self.value_of(attribute.value)):
                 self.events.add(UncalledIsPinned(attribute, self.statement), ("uncalled", id(attribute)))
 
+    def known_false(self, node: cst.BaseExpression) -> bool:
+        """``node`` (evaluated) is ``False`` on every path: a local bound to it, or a module
+        constant bound once to it (``PIN = False``)."""
+        if self.value_of(node) == FALSE:
+            return True
+        return (
+            type(node) is cst.Name
+            and node.value not in self.env
+            and self.summaries is not None
+            and self.summaries.module_constant_truth(node.value) is False
+        )
+
     def test_truth(self, test: cst.BaseExpression) -> bool | None:
         """The truth of a constant test: a literal (``constant_truth``), or a module constant
         bound once to a literal (``if USE_STAGE:``, ``if not DEBUG:``); None otherwise."""
@@ -817,6 +829,9 @@ class Evaluator:
                 self.env.set(target.value, value)  # an element of a list this function built
             for condition in for_in.ifs:
                 self.ev(condition.test)
+                # `[t for t in ts if t.is_pinned()]`: as for an `if` statement, a test of where
+                # an element lives or whether it is pinned decides at run time which pass.
+                self.forget_tested(condition.test)
             if for_in.inner_for_in is not None:
                 self._comprehension(for_in.inner_for_in, element)
             else:
@@ -1637,7 +1652,7 @@ class Evaluator:
             collate = None  # `collate_fn=None`, `collate_fn=default_collate`: the loader's own
         if collate is not None:
             return UNKNOWN  # the project's collate function may pin, or build on a device
-        if not _loads_pageable_batches(call, self.value_of):
+        if not _loads_pageable_batches(call, self.known_false):
             return UNKNOWN  # pinned, or as chosen at run time
         if self.summaries is None or self.summaries.text_matches(LOADER_CHANGING_TEXT):
             return UNKNOWN  # `loader.pin_memory = True` may run before the loop
@@ -2225,9 +2240,9 @@ def _batch_names(target: cst.BaseExpression | None, batch: Value) -> list[tuple[
     return []  # nothing, an attribute or a subscript: not followed
 
 
-def _loads_pageable_batches(call: cst.Call, value_of: Callable[[cst.BaseExpression], Value]) -> bool:
-    """A data loader that pins nothing: ``pin_memory=`` absent, ``False`` or a name bound to
-    ``False`` on every path (``value_of``: the evaluated arguments' values), at most
+def _loads_pageable_batches(call: cst.Call, known_false: Callable[[cst.BaseExpression], bool]) -> bool:
+    """A data loader that pins nothing: ``pin_memory=`` absent, ``False`` or a name known to be
+    ``False`` (``Evaluator.known_false``), at most
     six positional arguments (a seventh is the collate function, the eighth ``pin_memory``), and
     no ``*args``/``**kwargs`` that may hold them. (Its collate function and batch size are
     ``Evaluator._data_loader``'s to judge.)"""
@@ -2236,7 +2251,7 @@ def _loads_pageable_batches(call: cst.Call, value_of: Callable[[cst.BaseExpressi
     if len([a for a in call.args if a.keyword is None]) > torch_api.LOADER_PARAMETERS.index("collate_fn"):
         return False  # a collate function or pin_memory passed by position
     pin = _argument(call, torch_api.LOADER_PARAMETERS.index("pin_memory"), "pin_memory")
-    return pin is None or (type(pin) is cst.Name and (pin.value == "False" or value_of(pin) == FALSE))
+    return pin is None or (type(pin) is cst.Name and (pin.value == "False" or known_false(pin)))
 
 
 def _loads_on_host(library: str, call: cst.Call) -> bool:

@@ -15,7 +15,6 @@ from pinlint.analysis.events import EventSink
 from pinlint.analysis.scopes import ScopeNames
 from pinlint.analysis.values import (
     DEVICE,
-    FALSE,
     HOST_DEVICE,
     PINNED,
     UNKNOWN,
@@ -70,6 +69,10 @@ class Context(Protocol):
         """What the list, tuple or dict ``node`` (already evaluated) holds (``.[]``, ``.{}``)."""
         ...
 
+    def known_false(self, node: cst.BaseExpression) -> bool:
+        """``node`` (evaluated) is ``False`` on every path: a local, or a module constant."""
+        ...
+
 
 # ---------------------------------------------------------------------------- shared facts
 def device_kw(ctx: Context, call: cst.Call) -> tuple[DeviceClass, cst.Arg | None]:
@@ -84,11 +87,11 @@ def device_kw(ctx: Context, call: cst.Call) -> tuple[DeviceClass, cst.Arg | None
 
 def _pinned_kw(ctx: Context, call: cst.Call) -> bool | None:
     """True: pin_memory=<not known to be false>; False: pin_memory=False, or a name bound to
-    ``False`` on every path (``pin = False``); None: absent."""
+    ``False`` on every path (``pin = False``, a module constant ``PIN = False``); None: absent."""
     arg = keyword_args(call).get("pin_memory")
     if arg is None:
         return None
-    return not (is_false(arg.value) or ctx.value_of(arg.value) == FALSE)
+    return not (is_false(arg.value) or ctx.known_false(arg.value))
 
 
 def _pin_parameter(ctx: Context, call: cst.Call) -> Value | None:

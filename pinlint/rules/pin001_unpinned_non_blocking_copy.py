@@ -165,6 +165,12 @@ def _finish(
         unsafe.append(
             "the data may be a numpy array or a tensor, for which `torch.tensor(..., pin_memory=True)` raises"
         )
+    switch = _pin_memory_name(hit.origin.node)
+    if switch is not None and switch not in getattr(ctx.interpreter_of(hit.origin.node), "bindings", {}):
+        unsafe.append(
+            f"`pin_memory={switch}` is replaced: `{switch}` is False where the analysis looked, "
+            "but code it cannot see (a test, a patch of the module) may set it"
+        )
     edits = set_keyword_to_helper(hit.origin.node, "pin_memory", ctx.positions)
     if edits is None:
         return None, "no automatic fix: the call passes `**kwargs`, which may already hold `pin_memory`"
@@ -176,6 +182,19 @@ def _finish(
         title=TITLE,
     )
     return plan, None
+
+
+def _pin_memory_name(node: object) -> str | None:
+    """The name a ``pin_memory=`` argument of ``node`` passes, else None. (A local's every
+    binding is in the function; a module constant's may not be.)"""
+    import libcst as cst
+
+    if not isinstance(node, cst.Call):
+        return None
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value == "pin_memory" and isinstance(arg.value, cst.Name):
+            return arg.value.value if arg.value.value != "False" else None
+    return None
 
 
 def _parameter_names(scope: object) -> set[str]:
