@@ -208,6 +208,9 @@ class Evaluator:
         #: id of an argument node -> what this function had stored in its attributes when it
         #: was handed to a call (``batch.ids = t; upload(batch)``): forgotten past the call.
         self._handed_fields: dict[int, dict[str, Value]] = {}
+        #: name -> (the call bound to it, the value bound): `pair = helper()`, whose items a
+        #: constant index may pick (`pair[1]`), asked of the helper only then (see `_item`).
+        self.bound_calls: dict[str, tuple[cst.Call, Value]] = {}
         #: A data loader (its construction's id) -> the arguments (ids) by which it was handed to
         #: code that may change it (`setattr(loader, k, v)`, `vars(loader).update(...)`).
         self._loaders_handed: dict[int, set[int]] = {}
@@ -1239,8 +1242,10 @@ class Evaluator:
         position = _literal_index(node.slice[0].slice.value)
         if position is not None and key not in self.lists_changed:
             held = self._tuple_items(key)
+            if held is None:
+                held = self._returned_tuple(key)
             if held is not None and position < len(held):
-                return held[position]  # `pair[0]` of `pair = (t, 1)`: exactly t
+                return held[position]  # `pair[0]` of `pair = (t, 1)` (or of a helper's): exactly t
         if (
             name is not None
             and key not in self.lists_changed
@@ -1256,6 +1261,14 @@ class Evaluator:
                 continue
             return elements if _agree(elements) else None
         return None
+
+    def _returned_tuple(self, key: str) -> list[Value] | None:
+        """The items of the tuple display every return of the helper gives, for ``pair =
+        helper()`` still bound as it was (a tuple never changes), else None."""
+        bound = self.bound_calls.get(key)
+        if bound is None or self.summaries is None or self.env.get(key) is not bound[1]:
+            return None  # not bound to a call, or bound again since (a join of paths too)
+        return self.summaries.call_elements(self, bound[0], None)
 
     def _tuple_items(self, key: str) -> list[Value] | None:
         """The items of the tuple display bound to ``key`` in this function, else None. (Not

@@ -759,10 +759,10 @@ class Interpreter(Evaluator):
             for suffix, held in (self.container_of(value_node) or {}).items():
                 self.set_elements(key, suffix, held)
             if "." not in key and self.summaries is not None and not self.may_rebind(key):
-                # `pair = helper()` where every return is a tuple display: `pair[1]` is exactly
-                # that item (a tuple never changes), not any of them. Local names only, as above.
-                for i, part in enumerate(self.summaries.call_elements(self, value_node, None) or ()):
-                    self.env.set(key + TUPLE_ITEM % i, part)
+                # `pair = helper()`: where every return of the helper is a tuple display,
+                # `pair[1]` is exactly that item, not any of them (asked only when a constant
+                # index picks one: `Evaluator._item`). Local names only, as above.
+                self.bound_calls[key] = (value_node, value)
 
 
 #: Annotations that make a parameter a Python number. (Not `bool`: a flag stays a parameter, for
