@@ -18,6 +18,7 @@ from pinlint import torch_api
 from pinlint.analysis import d2h, objects, torch_semantics
 from pinlint.analysis.budget import _DEADLINE_EVERY, SCOPE_STEP_BUDGET, BudgetExceeded
 from pinlint.analysis.builtins import READ_ONLY_BUILTINS, constant_truth, never_iterates, repeats_a_list
+from pinlint.analysis.callargs import is_false
 from pinlint.analysis.cst_walk import EXPRESSION_TYPES, children, mentioned
 from pinlint.analysis.device_tests import compared_to_another_device, host_side
 from pinlint.analysis.devices import DeviceClass, classify_device
@@ -44,6 +45,7 @@ from pinlint.analysis.values import (
     HOST_DEVICE,
     HOST_KINDS,
     HOST_ORIGIN,
+    ITEM_PART,
     KEY_TESTED_ITEMS,
     MAYBE_PINNED_KINDS,
     NUMPY,
@@ -420,19 +422,17 @@ class Evaluator:
     def _built_list(self, call: cst.Call) -> Value | None:
         """The elements of the list that ``call``'s one argument names, when this function built
         it and has not changed it since (``xs`` of ``bufs.extend(xs)``); else None."""
-        if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
-            return None
-        key = dotted(call.args[0].value)
-        if key is None or key in self.lists_changed or type(call.args[0].value) is not cst.Name:
+        node = _sole_argument(call)
+        if type(node) is not cst.Name or node.value in self.lists_changed:  # type: ignore[union-attr]
             return None  # (an attribute's list may be changed through another name for its object)
-        return self.env.get(key + ".[]")
+        return self.env.get(node.value + ".[]")  # type: ignore[union-attr]
 
     def _extended_by(self, call: cst.Call, built: Value | None) -> Value | None:
         """The elements ``bufs.extend(xs)`` adds: of a list (tuple) display or comprehension, or
         ``built``, those of a list this function built (``_built_list``); None when not known."""
-        if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+        node = _sole_argument(call)
+        if node is None:
             return None
-        node = call.args[0].value
         if type(node) in (cst.List, cst.Tuple):
             if not all(type(e) is cst.Element for e in node.elements):  # type: ignore[attr-defined]
                 return None  # `*rest`: elements not known
@@ -712,8 +712,8 @@ class Evaluator:
 
     def known_false(self, node: cst.BaseExpression) -> bool:
         """``node`` (evaluated) is ``False`` on every path: a local bound to it, or a module
-        constant bound once to it (``PIN = False``)."""
-        if self.value_of(node) == FALSE:
+        constant bound once to it (``PIN = False``), or the literal itself."""
+        if is_false(node) or self.value_of(node) == FALSE:
             return True
         return (
             type(node) is cst.Name
@@ -2207,7 +2207,7 @@ def _argument(call: cst.Call, position: int, keyword: str) -> cst.BaseExpression
 
 def _item_parts(key: str) -> Value:
     """A part of an item of parameter ``key`` (``x`` of ``for x, y in key:``)."""
-    return frozenset({Origin(Kind.UNKNOWN, what=f"a part of an item of parameter `{key}`", parameter=key + "[*]")})
+    return frozenset({Origin(Kind.UNKNOWN, what=f"a part of an item of parameter `{key}`", parameter=key + ITEM_PART)})
 
 
 def _names_of(target: cst.BaseExpression | None) -> list[cst.Name]:
@@ -2237,6 +2237,13 @@ def _pair(target: cst.BaseExpression) -> bool:
     )
 
 
+def _sole_argument(call: cst.Call) -> cst.BaseExpression | None:
+    """The one positional argument of ``call`` (not starred), else None."""
+    if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+        return None
+    return call.args[0].value
+
+
 def _batch_names(target: cst.BaseExpression | None, batch: Value) -> list[tuple[cst.Name, Value]]:
     """The names a loop target binds to parts of a loaded batch, each to ``batch`` (every
     tensor in it is in pageable host memory): ``batch``, ``x, y``, ``(x, (y, z))``; a starred
@@ -2264,7 +2271,7 @@ def _loads_pageable_batches(call: cst.Call, known_false: Callable[[cst.BaseExpre
     if len([a for a in call.args if a.keyword is None]) > torch_api.LOADER_PARAMETERS.index("collate_fn"):
         return False  # a collate function or pin_memory passed by position
     pin = _argument(call, torch_api.LOADER_PARAMETERS.index("pin_memory"), "pin_memory")
-    return pin is None or (type(pin) is cst.Name and (pin.value == "False" or known_false(pin)))
+    return pin is None or known_false(pin)
 
 
 def _loads_on_host(library: str, call: cst.Call) -> bool:

@@ -41,10 +41,10 @@ from pinlint.analysis.values import (
     FALSE,
     HOST_DEVICE,
     HOST_KINDS,
+    ITEM_PART,
     KEY_TESTED_ITEMS,
     PYDATA,
     UNKNOWN,
-    WALKED_ATTRIBUTE,
     Kind,
     Value,
     batches,
@@ -757,9 +757,9 @@ class FileSummaries:
             return
         function, interpreter = callee
         for copy in interpreter.events.attribute_copies:
-            if copy.attribute.endswith(WALKED_ATTRIBUTE):
+            if copy.attribute.endswith(ITEM_PART):
                 # A part of a batch of the data loader the object holds in that field.
-                walked = self._field_batches(evaluator, receiver, stored, copy.attribute[: -len(WALKED_ATTRIBUTE)])
+                walked = self._field_batches(evaluator, receiver, stored, copy.attribute[: -len(ITEM_PART)])
                 if walked is not None and _copies_here(evaluator, function, call, copy):
                     _copied_through(evaluator, call, holder, walked, copy)
                 continue
@@ -890,7 +890,7 @@ class FileSummaries:
                 # The callee walks the list (dict) and copies its items: those the caller put in.
                 value = _caller_items(evaluator.held_by_argument(argument) or {}, items)
                 passed_value = evaluator.value_of(argument)
-                if value is None and items in ("[]", "[*]") and evaluator.walked_loader(passed_value, argument):
+                if value is None and items in ("[]", ITEM_PART) and evaluator.walked_loader(passed_value, argument):
                     value = batches(passed_value)  # the batches of a data loader that pins nothing
                 if (
                     value is None
@@ -1083,7 +1083,7 @@ _CONTAINER_NODES = (cst.Name, cst.List, cst.Tuple, cst.Dict, cst.ListComp, cst.D
 def _item_parameter(parameter: str) -> tuple[str, str]:
     """``"bufs[]"`` (the items of parameter ``bufs``) -> ``("bufs", "[]")``; ``"t"`` -> ``("t", "")``;
     ``"loader[*]"`` (a part of an item: ``x`` of ``for x, y in loader:``) -> ``("loader", "[*]")``."""
-    for suffix in ("[]", "{}", KEY_TESTED_ITEMS, "[*]"):
+    for suffix in ("[]", "{}", KEY_TESTED_ITEMS, ITEM_PART):
         if parameter.endswith(suffix):
             return parameter[: -len(suffix)], suffix
     return parameter, ""

@@ -9,7 +9,7 @@ from typing import Protocol
 import libcst as cst
 
 from pinlint import torch_api
-from pinlint.analysis.callargs import has_star_kwargs, is_false, keyword_args
+from pinlint.analysis.callargs import has_star_kwargs, keyword_args
 from pinlint.analysis.devices import RUNTIME_OR_ACCELERATOR, DeviceClass, classify_device
 from pinlint.analysis.events import EventSink
 from pinlint.analysis.scopes import ScopeNames
@@ -70,7 +70,7 @@ class Context(Protocol):
         ...
 
     def known_false(self, node: cst.BaseExpression) -> bool:
-        """``node`` (evaluated) is ``False`` on every path: a local, or a module constant."""
+        """``node`` (evaluated) is ``False`` on every path: the literal, a local, or a module constant."""
         ...
 
 
@@ -91,7 +91,7 @@ def _pinned_kw(ctx: Context, call: cst.Call) -> bool | None:
     arg = keyword_args(call).get("pin_memory")
     if arg is None:
         return None
-    return not (is_false(arg.value) or ctx.known_false(arg.value))
+    return not ctx.known_false(arg.value)
 
 
 def _pin_parameter(ctx: Context, call: cst.Call) -> Value | None:

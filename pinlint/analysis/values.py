@@ -54,6 +54,9 @@ MAYBE_PINNED_KINDS = frozenset({Kind.PINNED, Kind.HOST})
 PYDATA_KINDS = frozenset({Kind.PYDATA})
 
 
+#: A part of an item (``x`` of ``for x, y in loader:``): of a parameter (``"loader[*]"``), or of
+#: an attribute unknown in the method that walks it (``"loader[*]"`` of ``self.loader``).
+ITEM_PART = "[*]"
 #: The items of a dict parameter walked under a test of the key (``if k in wanted:``): some of
 #: them are copied, which ones depends on the keys; only a caller whose items are all of one
 #: birth can say (``FileSummaries.forward_arguments``).
@@ -128,7 +131,7 @@ class Origin:
         nor a field of one (``"batch.ids"``)."""
         return (
             bool(self.parameter)
-            and not self.parameter.endswith(("[]", "{}", KEY_TESTED_ITEMS, "[*]"))
+            and not self.parameter.endswith(("[]", "{}", KEY_TESTED_ITEMS, ITEM_PART))
             and "." not in self.parameter
         )
 
@@ -154,15 +157,10 @@ def self_attribute(attr: str) -> Value:
     return frozenset({Origin(Kind.UNKNOWN, attribute=attr)})
 
 
-#: Marks an attribute whose walk gave the value (``self.loader[*]``: a part of a batch of what
-#: ``self.loader`` holds), for a caller whose object holds a data loader there.
-WALKED_ATTRIBUTE = "[*]"
-
-
 def walked_attribute(attr: str) -> Value:
     """``x`` of ``for x, y in self.<attr>:`` where the attribute is unknown here: a part of an
     item of it, marked so that a caller whose object holds a data loader there can say."""
-    return frozenset({Origin(Kind.UNKNOWN, what=f"a batch of `self.{attr}`", attribute=attr + WALKED_ATTRIBUTE)})
+    return frozenset({Origin(Kind.UNKNOWN, what=f"a batch of `self.{attr}`", attribute=attr + ITEM_PART)})
 
 
 PINNED_ORIGIN = Origin(Kind.PINNED)
