@@ -37,9 +37,9 @@ from pinlint.core.results import EMPTY, AnalysisSettings, FileResult
 from pinlint.core.text import digest
 from pinlint.safeio import MAX_SOURCE_BYTES, read_regular
 
-#: Never reused: a number once written stands for that layout (2 and 3 were written before).
-_MAGIC = b"PINLINT-CACHE-4\n"
-_FORMAT = "pinlint-cache-4"
+#: Never reused: a number once written stands for that layout (2 to 4 were written before).
+_MAGIC = b"PINLINT-CACHE-5\n"
+_FORMAT = "pinlint-cache-5"
 #: Far above any real cache (about 200 bytes per file checked), far below a memory problem.
 MAX_CACHE_BYTES = 256 * 1024 * 1024
 _KEY_BYTES = 32
@@ -228,7 +228,7 @@ class Cache:
 
     def lookup(self, path: Path) -> FileResult | None:
         entry = self._current_entry(path)
-        if entry is None or not self._decode(entry):
+        if entry is None or not self._holds(entry.triage_reads) or not self._decode(entry):
             return None
         return entry if self._dependencies_hold(entry) else None
 
@@ -237,8 +237,8 @@ class Cache:
         must be read), else whether that result has findings for other files. Its analysis is
         not decoded to answer: a one-file run asks this of every file of the project."""
         entry = self._current_entry(path)
-        if entry is None:
-            return None
+        if entry is None or not self._holds(entry.triage_reads):
+            return None  # (kept out by the second triage, which may now keep it in)
         raw = self._raw.get(entry.path)
         if raw is None:
             if entry.analysis is None or not self._dependencies_hold(entry):
@@ -366,6 +366,8 @@ def _encode_entries(
 ) -> dict[str, Any]:
     out: dict[str, list[Any]] = {}
     raw = raw or {}
+    #: The files second triages read, each once: thousands of entries name the same modules.
+    reads: dict[tuple[str, str], int] = {}
     for path, r in entries.items():
         # Most files hold nothing: `null` stands for the shared empty analysis. An analysis
         # never decoded is written back as it was read.
@@ -373,8 +375,15 @@ def _encode_entries(
             analysis = raw[path]
         else:
             analysis = None if r.analysis is EMPTY else datacodec.encode(r.analysis)
-        out[path] = [r.size, r.mtime_ns, r.digest, r.triaged_in, analysis]
-    return {"format": _FORMAT, "pinlint": code_identity(), "settings": settings_key, "entries": out}
+        indexes = [reads.setdefault(tuple(read), len(reads)) for read in r.triage_reads]  # type: ignore[arg-type]
+        out[path] = [r.size, r.mtime_ns, r.digest, r.triaged_in, analysis, indexes]
+    return {
+        "format": _FORMAT,
+        "pinlint": code_identity(),
+        "settings": settings_key,
+        "reads": [list(read) for read in reads],
+        "entries": out,
+    }
 
 
 _ANALYSIS_TYPE = datacodec.typing.get_type_hints(FileResult)["analysis"]
@@ -383,23 +392,30 @@ _ANALYSIS_TYPE = datacodec.typing.get_type_hints(FileResult)["analysis"]
 def _decode_entries(data: Any, settings_key: str, raw: dict[str, Any]) -> dict[str, FileResult]:
     """The entries; their analyses go to ``raw`` undecoded (``Cache._decode`` checks and
     builds one when it is asked for)."""
-    if type(data) is not dict or set(data) != {"format", "pinlint", "settings", "entries"}:
+    if type(data) is not dict or set(data) != {"format", "pinlint", "settings", "reads", "entries"}:
         raise datacodec.ShapeError("not a pinlint cache")
     if data["format"] != _FORMAT or data["pinlint"] != code_identity() or data["settings"] != settings_key:
         raise datacodec.ShapeError("another version or settings")
-    entries = data["entries"]
-    if type(entries) is not dict:
+    entries, table = data["entries"], data["reads"]
+    if type(entries) is not dict or type(table) is not list:
         raise datacodec.ShapeError("entries")
+    reads: list[tuple[str, str]] = []
+    for read in table:
+        if type(read) is not list or len(read) != 2 or type(read[0]) is not str or type(read[1]) is not str:
+            raise datacodec.ShapeError("reads")
+        reads.append((read[0], read[1]))
     out: dict[str, FileResult] = {}
     for path, item in entries.items():
-        if type(item) is not list or len(item) != 5:
+        if type(item) is not list or len(item) != 6:
             raise datacodec.ShapeError("entry")
-        size, mtime_ns, file_digest, triaged_in, analysis = item
+        size, mtime_ns, file_digest, triaged_in, analysis, indexes = item
         if (
             type(size) is not int
             or type(mtime_ns) is not int
             or type(file_digest) is not str
             or type(triaged_in) is not bool
+            or type(indexes) is not list
+            or not all(type(i) is int and 0 <= i < len(reads) for i in indexes)
         ):
             raise datacodec.ShapeError("entry")
         if analysis is not None:
@@ -411,5 +427,6 @@ def _decode_entries(data: Any, settings_key: str, raw: dict[str, Any]) -> dict[s
             mtime_ns=mtime_ns,
             digest=file_digest,
             triaged_in=triaged_in,
+            triage_reads=[reads[i] for i in indexes],
         )
     return out

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from pinlint import noqa, torch_api
-from pinlint.analysis.names import FileNames, scan_names
+from pinlint.analysis.names import FileNames, project_imports, scan_names
 from pinlint.analysis.source_tokens import SourceTokens
 from pinlint.analysis.triage import (
     WHOLE_FILE,
@@ -46,6 +46,21 @@ def rule_set(settings: AnalysisSettings) -> RuleSet:
 def file_triggered(data: bytes, rules: RuleSet) -> bool:
     """The byte-level triage: could a selected rule flag anything in this file?"""
     return compile_triggers(rules.triggers).file_matches(data)
+
+
+def may_call_copiers(data: bytes, rules: RuleSet, settings: AnalysisSettings) -> bool:
+    """The byte-level test of the second triage (``calls_copiers``): a file of a project that
+    names torch (it builds the tensor it hands on) and imports something."""
+    return settings.project_root is not None and rules.follows_copies and b"torch" in data and b"import" in data
+
+
+def calls_copiers(text: str, path: str, settings: AnalysisSettings) -> tuple[bool, dict[str, str]]:
+    """The second triage: does the file call a project function or class, imported from another
+    module, that may copy non_blocking? And the files read to decide, with their digests."""
+    from pinlint.analysis.caller_triage import calls_project_copier
+
+    assert settings.project_root is not None
+    return calls_project_copier(text, path, settings.project_root)
 
 
 def teaches_helper(data: bytes) -> bool:
@@ -144,7 +159,9 @@ def analyze_text(
         segments.sort(key=lambda segment: segment.start)
     if fast_sites:
         result.findings.extend(fast_rule.site_finding(site, _snippet(lines, site)) for site, _ in fast_sites)  # type: ignore[union-attr, attr-defined]
-    if not segments:
+    if not segments and not (cross_file and rules.follows_copies and project_imports(names)):
+        # No candidate function, and no imported project function this file may hand a tensor
+        # to (the callers of those are found below, as segments of their own).
         return _apply_noqa(result, lines)
     # Imported here so that runs where triage finds nothing never pay libcst's import.
     from pinlint.analysis.parse import parse

@@ -32,11 +32,13 @@ def analyze_bytes(path: str, data: bytes, settings: AnalysisSettings, need_diges
     wants_helper = lint.teaches_helper(data)
     teaches_idiom = lint.mentions_idiom(data)
     triggered = lint.file_triggered(data, rules)
+    # Not triggered, but it may hand a tensor to a copy an imported project function makes.
+    may_call = not triggered and lint.may_call_copiers(data, rules, settings)
     # The digest keys the cache and guards fixes; a no-cache run needs it only where it may fix.
     result = FileResult(
         path=path, analysis=None, size=len(data), digest=digest(data) if need_digest or triggered else ""
     )
-    if not triggered and not wants_helper and not teaches_idiom:
+    if not triggered and not may_call and not wants_helper and not teaches_idiom:
         result.analysis = EMPTY  # most files: nothing to analyze (shared, never mutated)
         return result
     try:
@@ -47,6 +49,12 @@ def analyze_bytes(path: str, data: bytes, settings: AnalysisSettings, need_diges
         else:
             result.analysis = FileAnalysis()
         return result
+    # The modules the second triage read: its answer holds while they are unchanged.
+    read: dict[str, str] = {}
+    if may_call:
+        triggered, read = lint.calls_copiers(decoded.text, path, settings)
+        if triggered and not result.digest:
+            result.digest = digest(data)
     result.triaged_in = triggered
     if triggered:
         try:
@@ -65,6 +73,7 @@ def analyze_bytes(path: str, data: bytes, settings: AnalysisSettings, need_diges
         result.analysis = lint.file_facts(decoded.text, decoded.newline)
     else:
         result.analysis = EMPTY
+    result.triage_reads = sorted(read.items())
     tree = None
     if result.analysis is not None and result.analysis.findings:
         # Only the functions that could hold a finding were parsed: a file with findings is
@@ -191,12 +200,28 @@ def _process_guarded(path: str, settings: AnalysisSettings, need_digest: bool) -
     got = _read(path)
     if isinstance(got, FileResult):
         return got
-    if lint.file_triggered(got[0], lint.rule_set(settings)) and _may_crash_parser(got[0]):
-        return _process_isolated(path, settings, need_digest)
+    rules = lint.rule_set(settings)
+    data = got[0]
+    triggered = lint.file_triggered(data, rules)
+    if (triggered or lint.may_call_copiers(data, rules, settings)) and _may_crash_parser(data):
+        # Parsed only if a triage keeps it (the second one asked here only of the rare suspects).
+        if triggered or _calls_copiers(data, path, settings):
+            return _process_isolated(path, settings, need_digest)
     return _process(path, settings, need_digest, got)
 
 
-Compact = tuple[str, int, int, str]
+def _calls_copiers(data: bytes, path: str, settings: AnalysisSettings) -> bool:
+    from pinlint import lint
+
+    try:
+        text = source.decode(data).text
+    except source.DecodeError:
+        return False
+    return lint.calls_copiers(text, path, settings)[0]
+
+
+#: path, size, mtime_ns, digest, triage reads.
+Compact = tuple[str, int, int, str, list[tuple[str, str]]]
 
 
 def _process_chunk(args: tuple[list[str], AnalysisSettings, bool]) -> list[FileResult | Compact]:
@@ -207,7 +232,7 @@ def _process_chunk(args: tuple[list[str], AnalysisSettings, bool]) -> list[FileR
     for path in paths:
         result = _process(path, settings, need_digest)
         if result.analysis is EMPTY and result.error is None:
-            out.append((result.path, result.size, result.mtime_ns, result.digest))
+            out.append((result.path, result.size, result.mtime_ns, result.digest, result.triage_reads))
         else:
             out.append(result)
     return out
@@ -216,8 +241,8 @@ def _process_chunk(args: tuple[list[str], AnalysisSettings, bool]) -> list[FileR
 def _expand(item: FileResult | Compact) -> FileResult:
     if isinstance(item, FileResult):
         return item
-    path, size, mtime_ns, file_digest = item
-    return FileResult(path=path, analysis=EMPTY, size=size, mtime_ns=mtime_ns, digest=file_digest)
+    path, size, mtime_ns, file_digest, reads = item
+    return FileResult(path=path, analysis=EMPTY, size=size, mtime_ns=mtime_ns, digest=file_digest, triage_reads=reads)
 
 
 def _exit_with_parent() -> None:
@@ -321,6 +346,11 @@ def run(
     timings = timings or Timings()
     jobs = jobs or default_jobs()
     started = time.perf_counter()
+    # Files may have been created or removed since an earlier run in this process (not imported
+    # yet: nothing to forget, and a run the cache serves never imports it).
+    caller_triage = sys.modules.get("pinlint.analysis.caller_triage")
+    if caller_triage is not None:
+        caller_triage.forget()
     results: list[FileResult] = []
     todo: list[str] = []
     if cache is not None:

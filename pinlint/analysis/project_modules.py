@@ -26,8 +26,8 @@ class SourceFile:
 
     path: str
     text: str
-    lines: list[str]
     digest: str
+    _lines: list[str] | None = None
     _names: FileNames | None = None
     _scan: FileText | None = None
     #: 0-based def line -> its parsed segment (None: it does not parse).
@@ -41,6 +41,13 @@ class SourceFile:
         from pinlint.analysis.copy_text import may_copy
 
         return not may_copy(self.lines, self.text, self.scan, start, self._may_copy)
+
+    @property
+    def lines(self) -> list[str]:
+        # Split on first need: the caller triage reads many modules' texts and few of their lines.
+        if self._lines is None:
+            self._lines = split_lines(self.text)
+        return self._lines
 
     @property
     def names(self) -> FileNames:
@@ -157,15 +164,15 @@ class ModuleFiles:
         got: SourceFile | None = None
         if path in self.overlay:
             text = self.overlay[path]
-            got = SourceFile(path, text, split_lines(text), digest(text.encode("utf-8")))
+            got = SourceFile(path, text, digest(text.encode("utf-8")))
         else:
-            got = _shared_read(path)
+            got = shared_read(path)
         self.consulted[path] = got.digest if got is not None else ""
         self._read[path] = got
         return got
 
 
-def _shared_read(path: str) -> SourceFile | None:
+def shared_read(path: str) -> SourceFile | None:
     try:
         info = os.stat(path)
     except OSError:
@@ -178,7 +185,7 @@ def _shared_read(path: str) -> SourceFile | None:
         text = source.decode(data).text
     except (OSError, UnsafeFile, source.DecodeError):
         return None  # unreadable: nothing is known from it
-    got = SourceFile(path, text, split_lines(text), digest(data))
+    got = SourceFile(path, text, digest(data))
     if len(_READ) >= _MAX_KEPT:
         _READ.clear()
     _READ[path] = (info.st_size, info.st_mtime_ns, got)

@@ -36,6 +36,9 @@ MAX_REEXPORTS = 3
 #: analysis records as read either way.)
 _METHOD_COPIERS: dict[tuple[object, ...], tuple[SourceFile, frozenset[str]]] = {}
 _MAX_KEPT_CLASSES = 4096
+#: (path, def line, the events listened to, the taught functions) -> (the file as read, whether
+#: the function copies a parameter): as ``_METHOD_COPIERS``, for the imported functions.
+_FUNCTION_COPIERS: dict[tuple[object, ...], tuple[SourceFile, bool]] = {}
 
 
 #: Text that may rebind a module's names other than by a statement a scan reads.
@@ -378,7 +381,7 @@ class ProjectSummaries:
                 if self._copiers[spelled]:
                     spellings.add(spelled)
                 continue
-            self._copiers[spelled] = self._copies_parameter(names, func)
+            self._copiers[spelled] = self._may_copy(names, first, second) and self._copies_parameter(names, func)
             if self._copiers[spelled]:
                 spellings.add(spelled)
         return spellings
@@ -398,8 +401,34 @@ class ProjectSummaries:
             if second or first not in names.from_imports:
                 continue  # `mod.Up(...)`: not followed (its objects are resolved the same way, rarer)
             if first not in self._class_copiers:
-                self._class_copiers[first] = self._copying_methods(names, first)
+                self._class_copiers[first] = (
+                    self._copying_methods(names, first) if self._may_copy(names, first, "") else set()
+                )
             found |= self._class_copiers[first]
+        return found
+
+    def _may_copy(self, names: FileNames, first: str, second: str) -> bool:
+        """The text test of the caller triage (``imported_may_copy``): ``first`` (or its
+        attribute ``second``) may name a project function or class that copies non_blocking.
+        Most imported functions do not: this spares resolving them fully (which reads the
+        modules that may patch them) and parsing them."""
+        from pinlint.analysis.caller_triage import imported_may_copy
+
+        if self.modules.root is None:
+            return False
+        source = names.from_imports.get(first)
+        if source is not None:
+            if source == AMBIGUOUS_IMPORT:
+                return False
+            level, module, name = source
+        elif second and first in names.modules:
+            level, module, name = 0, names.modules[first], ""
+        else:
+            return False
+        read: dict[str, str] = {}
+        found = imported_may_copy(self.modules.root, self.modules.path, level, module, name, second, read)
+        for path, digest in read.items():
+            self.modules.consulted.setdefault(path, digest)  # a cached "no" holds while they are unchanged
         return found
 
     def _copying_methods(self, names: FileNames, local: str) -> set[str]:
@@ -448,13 +477,21 @@ class ProjectSummaries:
         foreign, start = found
         if foreign.file.copy_free(start):
             return False  # no copy in it (through a re-export: another file's function)
+        taught = foreign.summaries.names
+        key = (foreign.file.path, start, foreign.summaries.listened, taught.pinned_functions, taught.host_functions)
+        known = _FUNCTION_COPIERS.get(key)
+        if known is not None and known[0] is foreign.file:
+            return known[1]  # worked out for another file of this process (the same text)
         parsed = foreign.summaries.parsed(start)
-        if parsed is None:
-            return False
-        top = next((s for s in parsed.module.body if isinstance(s, cst.FunctionDef)), None)
-        return any(
-            i.scope is top and (i.events.parameter_copies or i.events.computed_copies) for i in parsed.interpreters
+        copies = parsed is not None and any(
+            i.scope is top and (i.events.parameter_copies or i.events.computed_copies)
+            for top in [next((s for s in parsed.module.body if isinstance(s, cst.FunctionDef)), None)]
+            for i in parsed.interpreters
         )
+        if len(_FUNCTION_COPIERS) >= _MAX_KEPT_CLASSES:
+            _FUNCTION_COPIERS.clear()
+        _FUNCTION_COPIERS[key] = (foreign.file, copies)
+        return copies
 
     def _computes(self, foreign: ForeignFile, start: int) -> bool:
         """The function returns something (perhaps computed from the host tensor it is given), in

@@ -178,6 +178,9 @@ class FileResult:
     mtime_ns: int = 0
     digest: str = ""
     triaged_in: bool = False
+    #: The project files the second triage read to decide (path, digest; "" where absent): the
+    #: result holds while they are as they were (a copier imported from one of them may appear).
+    triage_reads: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass

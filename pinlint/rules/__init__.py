@@ -46,6 +46,12 @@ class RuleSet:
     def triggers(self) -> tuple[Trigger, ...]:
         return tuple(trigger for rule in self.rules for trigger in rule.triggers)
 
+    @property
+    def follows_copies(self) -> bool:
+        """A selected rule follows tensors into ``non_blocking`` copies (which may be in a
+        function another file defines)."""
+        return any(trigger.word == b"non_blocking" for trigger in self.triggers)
+
 
 @lru_cache(maxsize=32)
 def select(codes: tuple[str, ...]) -> RuleSet:
