@@ -223,3 +223,17 @@ def test_without_a_project_root_no_other_file_is_read(tmp_path: Path) -> None:
     finally:
         os.chdir(old)
     assert "PIN001" not in result.output
+
+
+def test_a_one_file_run_of_the_callee_sees_what_its_caller_hands_it(tmp_path: Path) -> None:
+    # The finding is the callee's (computed there from the caller's tensor); the caller never
+    # writes non_blocking: a run on the callee alone must still read it, as a whole run does.
+    ops = "import torch\n\n\ndef build(x, dev):\n    y = x * 2\n    return y.to(dev, non_blocking=True)\n"
+    main = "import torch\n\nfrom pkg.ops import build\n\n\ndef run(dev):\n    return build(torch.ones(4), dev)\n"
+    _tree(
+        tmp_path, {"pyproject.toml": "[tool.pinlint]\n", "pkg/__init__.py": "", "pkg/ops.py": ops, "pkg/main.py": main}
+    )
+    whole = _where(_check(tmp_path, "."), tmp_path)
+    assert whole == [("pkg/ops.py", 5)]
+    for cache in (False, True, True):  # without the cache, then cold and warm
+        assert _where(_check(tmp_path, "pkg/ops.py", cache=cache), tmp_path) == whole

@@ -240,6 +240,7 @@ class _Resolver:
         self._found: dict[tuple[str, str], tuple[str | None, tuple[str, ...]]] = {}
         self._resolved: dict[tuple[str, int, str], tuple[str | None, tuple[str, ...]]] = {}
         self._tops: dict[tuple[str, str], bool] = {}
+        self._submodules: dict[tuple[str, str], bool] = {}
         #: (module file, name, re-exports followed) -> (whether it may copy, the files read).
         self.answers: dict[tuple[str, str, int], tuple[frozenset[str], dict[str, str]]] = {}
 
@@ -248,11 +249,12 @@ class _Resolver:
         (``path``) neither defines nor imports ``name`` (what it binds wins)."""
         if not path.endswith("__init__.py"):
             return False
-        file = shared_read(path)
-        if file is None:
-            return True
-        facts = _facts(file)
-        return name not in facts.defined and name not in facts.imported
+        key = (path, name)
+        if key not in self._submodules:
+            file = shared_read(path)
+            facts = _facts(file) if file is not None else None
+            self._submodules[key] = facts is None or (name not in facts.defined and name not in facts.imported)
+        return self._submodules[key]
 
     def module_file(self, directory: str, level: int, module: str, read: dict[str, str]) -> str | None:
         """The project file of ``module`` imported from a file in ``directory``; the places it

@@ -105,7 +105,8 @@ def importers(
 ) -> list[FileResult]:
     """The results of the project files outside the run that report into a file of the run
     (cached ones from the result cache; the others analysed now). Only files that mention a
-    function of a run file and ``non_blocking`` are analysed: no other file can. ``covered``:
+    function of a run file, and ``non_blocking`` or torch (a caller the second triage may keep), are
+    analysed: no other file can. ``covered``:
     directories the run holds whole (their files are not looked for again)."""
     from pinlint import runner
     from pinlint.analysis.source_tokens import may_build_tensors
@@ -227,8 +228,9 @@ def _mention(functions: set[str]) -> re.Pattern[bytes] | None:
 
 
 def _may_report(data: bytes, mention: re.Pattern[bytes]) -> bool:
-    """A file that may report into the targets: it copies non_blocking and names one of them."""
-    return b"non_blocking" in data and mention.search(data) is not None
+    """A file that may report into the targets: it names one of them, and copies non_blocking or
+    may hand a tensor to a copy one of them makes (the second triage decides, as in a whole run)."""
+    return (b"non_blocking" in data or (b"torch" in data and b"import" in data)) and mention.search(data) is not None
 
 
 def _read(path: str) -> bytes:
