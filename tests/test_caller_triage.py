@@ -237,3 +237,25 @@ def test_a_one_file_run_of_the_callee_sees_what_its_caller_hands_it(tmp_path: Pa
     assert whole == [("pkg/ops.py", 5)]
     for cache in (False, True, True):  # without the cache, then cold and warm
         assert _where(_check(tmp_path, "pkg/ops.py", cache=cache), tmp_path) == whole
+
+
+@pytest.mark.parametrize(
+    ("patch", "flagged"),
+    [
+        ("", True),
+        ("import devs\n\nNAME = 'send'\nsetattr(devs.GPU, NAME, devs.CPU.send)\n", False),
+        ("import devs\n\nsetattr(devs.GPU, 'send', devs.CPU.send)\n", False),
+        ("import devs\n\nsetattr(devs.GPU, 'label', 'gpu')\n", True),  # another attribute
+    ],
+)
+def test_a_method_an_imported_module_may_set_by_name_is_not_followed(tmp_path: Path, patch: str, flagged: bool) -> None:
+    devs = (
+        "class CPU:\n    def send(self, t):\n        return t\n\n\n"
+        "class GPU:\n    def send(self, t):\n        return t.to('cuda', non_blocking=True)\n"
+    )
+    main = "import torch\n\nimport patches  # noqa: F401\nfrom devs import GPU\n\n\ndef run(n):\n    return GPU().send(torch.zeros(n))\n"
+    _tree(
+        tmp_path,
+        {"pyproject.toml": "[tool.pinlint]\n", "devs.py": devs, "patches.py": patch or "X = 1\n", "main.py": main},
+    )
+    assert _where(_check(tmp_path, "."), tmp_path) == ([("main.py", 8)] if flagged else [])

@@ -554,6 +554,17 @@ class FileText:
             self._stored_attributes = found
         return self._stored_attributes
 
+    def sets_attribute_by_name(self, attr: str) -> bool:
+        """``setattr(x, name, ...)`` whose name may be ``attr``: a literal of that name, or any
+        name not written as a literal (``setattr(devs.GPU, NAME, other)``)."""
+        if "setattr(" not in self.text:
+            return False
+        for match in _SETATTR.finditer(self.text):
+            literal = match.group(2)
+            if literal is None or literal == attr:
+                return True
+        return False
+
     def reassigned(self, name: str) -> bool:
         """Whether module code assigns ``name`` (at any depth outside functions: under
         ``if TYPE_CHECKING: ... else:``, ``if sys.platform ...``), a function declares it
@@ -666,6 +677,8 @@ class FileText:
         return self._def_index.get(name, [])
 
 
+#: ``setattr(<object>, <name>``: group 2 is the name when it is a string literal.
+_SETATTR = re.compile(r"\bsetattr\([^,()]+,[ \t]*(?:([\"'])(\w+)\1)?")
 #: Before ``self.<attr>``: a read of the whole list that cannot change it.
 _READING_CONTEXT = re.compile(r"(?:\bin[ \t]+|\b(?:len|enumerate|torch\.cat|torch\.stack)\([ \t]*)$")
 #: After it: the end of that read (``:`` of a ``for``, ``)`` of the call, more of a comprehension).

@@ -164,11 +164,13 @@ class ProjectSummaries:
 
     def stored_by_imports(self, names: FileNames, attr: str) -> bool:
         """A project module this file imports assigns ``<x>.<attr> = ...`` on anything but
-        ``self`` (``up.Uploader.send = safe``): a method of that name may be replaced at import."""
+        ``self`` (``up.Uploader.send = safe``), or may by ``setattr`` (a name not written as a
+        literal): a method of that name may be replaced at import."""
         key = (attr, "")
         if key not in self._patched:
             self._patched[key] = any(
-                read.scan.stored_attributes().get(attr) for read in self._imported_project_modules(names)
+                read.scan.stored_attributes().get(attr) or read.scan.sets_attribute_by_name(attr)
+                for read in self._imported_project_modules(names)
             )
         return self._patched[key]
 
@@ -345,11 +347,14 @@ class ProjectSummaries:
         if (
             source is None
             or source == AMBIGUOUS_IMPORT
-            or foreign.file.scan.rebinds(name)
-            or foreign.file.scan.reassigned(name)
+            # (the scan records `from m import f as g` as a possible submodule `m.f` too)
+            or foreign.names.modules.get(name, f"{source[1]}.{source[2]}".lstrip("."))
+            != f"{source[1]}.{source[2]}".lstrip(".")
+            or not foreign.file.scan.bound_only_by_import(name)
         ):
-            # not imported there, imported twice, or rebound after the import (assigned in
-            # module code, or a later star import)
+            # not imported there, imported twice (also as a module), or rebound after the import
+            # (assigned in module code, or a later star import). (`from .impl import f as g` is
+            # the one binding of `g`: followed.)
             return None
         # A re-export: `from .impl import f` in the package's `__init__.py`.
         level, module, original = source

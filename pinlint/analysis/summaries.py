@@ -1156,6 +1156,14 @@ def _device_fits(
     if isinstance(copy, ParameterCopy) and not copy.device_known:
         return True  # fixed further down, where it was checked
     params = _parameter_names(function)
+    destination = copy.copy_dst
+    if type(destination) is cst.Name and destination.value in params:
+        # `dst.copy_(src, non_blocking=True)` into a parameter: a caller handing it a host tensor
+        # copies host to host.
+        passed = argument_for(function, call, destination.value)
+        value = evaluator.value_of(passed) if passed is not None else None
+        if value and {o.kind for o in value} <= HOST_KINDS:
+            return False
     target = copy.device
     if type(target) is cst.Name and target.value in params:
         passed = argument_for(function, call, target.value)
