@@ -16,7 +16,7 @@ import torch
 from pinlint.runtime import layout
 from pinlint.runtime._d2h import HostReads
 from pinlint.runtime._messages import strict_message
-from pinlint.runtime._modes import _WatchMode
+from pinlint.runtime._modes import _SerialWatchMode, _WatchMode
 from pinlint.runtime._to_calls import parse_to_target, sim_to
 from pinlint.runtime._torch_refs import (
     _ACCELERATORS,
@@ -60,7 +60,9 @@ class Session:
         skip_dirs: tuple[str, ...] = (),
         check_contiguous: bool = True,
         check_host_reads: bool = True,
+        serial: bool = False,
     ) -> None:
+        """``serial``: torch calls from several threads share the session (see _SerialWatchMode)."""
         self.report = report
         self.strict = strict
         self.sim = simulation
@@ -86,7 +88,7 @@ class Session:
             handlers[_PIN] = self._on_pin_memory
             handlers[_IS_PINNED] = self._on_is_pinned
         self.handlers = handlers
-        self.mode = _WatchMode(handlers)
+        self.mode = (_SerialWatchMode if serial and simulation is not None else _WatchMode)(handlers)
 
     # -- helpers ---------------------------------------------------------------------------------
     def _pinned(self, t: torch.Tensor) -> bool:

@@ -3,6 +3,7 @@ pinning for a watch), one that records. Imported only when a watch starts (impor
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -75,3 +76,27 @@ class _WatchMode(TorchFunctionMode):
                 return func(*args, **kwargs)
             return func(*args)
         return handler(func, args, kwargs or {})
+
+
+class _SerialWatchMode(_WatchMode):
+    """A simulated watch over several threads: FakeTensorMode is not thread-safe (while one thread
+    runs a kernel on fake tensors, the mode's shared ``in_kernel_invocation`` flag makes another
+    thread's fake op fail), so every torch call of the block holds one lock. Simulated runs compute
+    no values; serialising them costs little and keeps what each thread does."""
+
+    def __init__(self, handlers: dict[Any, Handler]) -> None:
+        super().__init__(handlers)
+        self._lock = threading.RLock()  # re-entrant: a handler calls torch again
+
+    def __torch_function__(
+        self,
+        func: Any,
+        types: Any,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        __tracebackhide__ = True
+        if _is_compiling() or not self.active:
+            return super().__torch_function__(func, types, args, kwargs)
+        with self._lock:
+            return super().__torch_function__(func, types, args, kwargs)

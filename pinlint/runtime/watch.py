@@ -55,7 +55,8 @@ class watch:
     patch_cuda_available: under simulation, simulate a small CUDA world: ``torch.cuda`` and
         ``torch.accelerator`` queries say one device, streams/events/synchronize are no-ops.
     threads: ``"current"`` (the entering thread) or ``"all"``: also threads started while the
-        watch is active (a scheduler's producer thread, a DataLoader's pin thread).
+        watch is active (a scheduler's producer thread, a DataLoader's pin thread). Simulated, the
+        threads' torch calls take turns (FakeTensorMode is not thread-safe).
     profile: a profile file (see docs/runtime.md): when the watch ends, how many times each host
         construction and each host-to-device copy ran, per source position, is added to it (one
         run per watch; the file is created when missing). An existing file is validated here,
@@ -139,7 +140,13 @@ class watch:
             if mode == "fake":
                 simulation = stack.enter_context(Simulation(patch_cuda_available=self.patch_cuda_available))
             session = Session(
-                report, self.strict, simulation, self.skip_dirs, self.check_contiguous, self.check_host_reads
+                report,
+                self.strict,
+                simulation,
+                self.skip_dirs,
+                self.check_contiguous,
+                self.check_host_reads,
+                serial=self.threads == "all",
             )
             stack.enter_context(session.mode)
             stack.callback(setattr, session.mode, "active", False)  # threads that outlive the watch

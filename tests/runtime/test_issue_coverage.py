@@ -269,3 +269,18 @@ def test_copy_into_a_size_one_dimension_is_not_staged() -> None:
         torch.empty(1, 8, device="cuda").copy_(pinned, non_blocking=True)
         torch.empty(4, 8, device="cuda").copy_(pinned, non_blocking=True)
     assert [t.kind for t in report.transfers] == ["pinned-non-blocking", "pinned-but-staged"]
+
+
+def test_threads_all_simulated_copies_race_free() -> None:
+    """FakeTensorMode shares one in-kernel flag across threads: unserialised, about one block in
+    ten of this shape failed with "fake_mode.in_kernel_invocation must be False"."""
+
+    def work(_: int) -> None:
+        pageable = torch.ones(8)
+        pageable.to("cuda", non_blocking=True)
+        (pageable * 2).sum()
+
+    for _ in range(40):
+        with watch(simulate="fake", threads="all") as report, ThreadPoolExecutor(4) as pool:
+            list(pool.map(work, range(8)))
+        assert report.total == 8
