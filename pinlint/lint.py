@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from pinlint import noqa, torch_api
 from pinlint.analysis.names import FileNames, project_imports, scan_names
 from pinlint.analysis.source_tokens import SourceTokens
+from pinlint.analysis.test_files import is_test_file
 from pinlint.analysis.triage import (
     WHOLE_FILE,
     Segment,
@@ -111,6 +112,10 @@ def analyze_text(
     names.host_functions = frozenset(settings.host_functions)
     result = FileAnalysis(facts=helper_facts(text, names, newline))
     cross_file = path is not None and settings.project_root is not None
+    # A test's hand-offs into the project are not followed, nor are findings made in other
+    # files reported from it (see test_files): the project's functions are read for what they
+    # return and pin, as for any file, but only flows inside the test are reported.
+    in_test = cross_file and is_test_file(path, settings.project_root)  # type: ignore[arg-type]
     if not rules.rules or not (names.imports_torch or (cross_file and (names.from_imports or names.modules))):
         # A file that never imports torch builds no torch tensors, and without imports from
         # elsewhere in the project it is handed none to copy.
@@ -159,7 +164,7 @@ def analyze_text(
         segments.sort(key=lambda segment: segment.start)
     if fast_sites:
         result.findings.extend(fast_rule.site_finding(site, _snippet(lines, site)) for site, _ in fast_sites)  # type: ignore[union-attr, attr-defined]
-    if not segments and not (cross_file and rules.follows_copies and project_imports(names)):
+    if not segments and not (cross_file and not in_test and rules.follows_copies and project_imports(names)):
         # No candidate function, and no imported project function this file may hand a tensor
         # to (the callers of those are found below, as segments of their own).
         return _apply_noqa(result, lines)
@@ -200,7 +205,7 @@ def analyze_text(
     deadline = time.monotonic() + FILE_TIME_LIMIT
     try:
         project = project_summaries(path, settings, names, rules, deadline, overlay) if cross_file else None
-        result.findings.extend(_findings(parsed, names, lines, rules, deadline, result, project))
+        result.findings.extend(_findings(parsed, names, lines, rules, deadline, result, project, in_test))
     except BudgetExceeded:
         # A watchdog, not a budget: report the file as skipped rather than hang the run (and
         # nothing it found in other files either).
@@ -247,10 +252,11 @@ def _findings(
     deadline: float,
     result: FileAnalysis,
     project: ProjectSummaries | None = None,
+    in_test: bool = False,
 ) -> list[Finding]:
     """Interpret the candidate functions (and, on demand, the functions of the file they depend
     on), then the callers of functions that copy their parameters; rules turn events into
-    findings."""
+    findings. ``in_test``: only findings whose construction and copy are both in this file."""
     from pinlint.analysis.budget import SCOPE_STEP_BUDGET
     from pinlint.analysis.interpreter import Interpreter
     from pinlint.analysis.summaries import CALLERS_FOLLOWED, MAX_CHAIN, FileSummaries
@@ -290,7 +296,7 @@ def _findings(
         if id(done) in seen_parsed:
             continue
         seen_parsed.add(id(done))
-        findings.extend(_rule_findings(done, summaries, rules, seen_births, project, path_of(project), result))
+        findings.extend(_rule_findings(done, summaries, rules, seen_births, project, path_of(project), result, in_test))
     if project is not None:
         result.depends_on = sorted(project.modules.consulted.items())
     return findings
@@ -304,6 +310,7 @@ def _rule_findings(  # type: ignore[no-untyped-def]
     project: ProjectSummaries | None,
     home: str | None,
     result: FileAnalysis,
+    in_test: bool = False,
 ) -> list[Finding]:
     from pinlint.analysis.events import SinkHit
     from pinlint.analysis.positions import CompositePositions
@@ -330,18 +337,22 @@ def _rule_findings(  # type: ignore[no-untyped-def]
         # Copies first (one finding per construction: the first copy it reaches), then the rest.
         ordered = [e for e in events if isinstance(e, SinkHit)] + [e for e in events if not isinstance(e, SinkHit)]
         for event in ordered:
-            owner = None
+            owner = sink_owner = None
             if isinstance(event, SinkHit):
                 if id(event.origin.node) in seen:
                     continue
+                if project is not None:
+                    owner, sink_owner = project.owner(event.origin.node), project.owner(event.sink)
+                if in_test and (owner is not None or sink_owner is not None):
+                    # A test's tensor copied by the project, or the project's tensor copied by a
+                    # test: how the test calls it is not how the code does (see test_files).
+                    continue
                 seen.add(id(event.origin.node))
-                owner = project.owner(event.origin.node) if project is not None else None
             if owner is not None:
                 # Built in another file (an imported helper's result): the finding is that
                 # file's, with that file's positions and noqa comments.
                 foreign_findings(event, owner, interpreter, summaries, project, home, rules, result)
                 continue
-            sink_owner = project.owner(event.sink) if isinstance(event, SinkHit) and project is not None else None
             for rule in rules.rules:
                 if type(event) in rule.listens_to:
                     finding = rule.check(event, ctx)

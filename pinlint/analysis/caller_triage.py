@@ -22,6 +22,7 @@ import re
 
 from pinlint.analysis.names import LIBRARY_ROOTS
 from pinlint.analysis.project_modules import SourceFile, shared_read
+from pinlint.analysis.test_files import is_test_file
 from pinlint.safeio import lexically_within, within
 
 #: ``from <dots><module> import <names>`` (the names in parentheses may span lines). Both
@@ -86,21 +87,6 @@ def calls_project_copier(text: str, path: str, root: str) -> tuple[bool, dict[st
         if target is not None and _calls_copier_of(resolver, target, local, text, read):
             return True, read
     return False, read
-
-
-_TEST_DIRECTORIES = frozenset({"test", "tests", "testing"})
-
-
-def is_test_file(path: str, root: str) -> bool:
-    """pytest's and unittest's conventions: ``test_*.py``, ``*_test.py``, ``conftest.py``, or a
-    file under a ``tests``/``test``/``testing`` directory of the project."""
-    name = os.path.basename(path)
-    if name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py":
-        return True
-    directory = os.path.dirname(os.path.abspath(path))
-    base = os.path.abspath(root)
-    inside = directory[len(base) :] if directory.startswith(base) else directory
-    return any(part in _TEST_DIRECTORIES for part in inside.split(os.sep))
 
 
 def _at_line_start(text: str, offset: int) -> bool:

@@ -175,6 +175,7 @@ def _project_files(
     """The ``.py`` files outside the run that a run on the whole project would check with this
     root (the same exclusions and ``.gitignore`` rules; not below a nested configuration, whose
     files are checked as a project of their own), and that can import the targets (bounded)."""
+    from pinlint.analysis.test_files import is_test_file
     from pinlint.config import config_here
     from pinlint.discovery import discover
     from pinlint.fix.project import _MAX_FILES
@@ -212,6 +213,8 @@ def _project_files(
     for path in found.texts:
         if path in run_paths or (covered_prefixes and path.startswith(covered_prefixes)):
             continue  # in the run already
+        if is_test_file(path, str(root)):
+            continue  # a test reports only into itself (see test_files)
         if own_project(os.path.dirname(path)):
             continue  # checked with its own configuration and root by a whole run
         others.append(path)

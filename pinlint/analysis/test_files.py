@@ -1,0 +1,21 @@
+"""Which files are tests. A test hands host tensors where the code hands device ones (a unit
+test of a builder passes CPU inputs): its hand-offs into the project's functions say nothing of
+how the project copies, so they are neither followed nor reported."""
+
+from __future__ import annotations
+
+import os
+
+_TEST_DIRECTORIES = frozenset({"test", "tests", "testing"})
+
+
+def is_test_file(path: str, root: str) -> bool:
+    """pytest's and unittest's conventions: ``test_*.py``, ``*_test.py``, ``conftest.py``, or a
+    file under a ``tests``/``test``/``testing`` directory of the project."""
+    name = os.path.basename(path)
+    if name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py":
+        return True
+    directory = os.path.dirname(os.path.abspath(path))
+    base = os.path.abspath(root)
+    inside = directory[len(base) :] if directory.startswith(base) else directory
+    return any(part in _TEST_DIRECTORIES for part in inside.split(os.sep))
