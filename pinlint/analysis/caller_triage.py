@@ -22,6 +22,8 @@ import re
 
 from pinlint.analysis.names import LIBRARY_ROOTS
 from pinlint.analysis.project_modules import SourceFile, shared_read
+from pinlint.analysis.star_imports import provider as star_provider
+from pinlint.analysis.star_imports import star_imports
 from pinlint.analysis.test_files import is_test_file
 from pinlint.safeio import lexically_within, within
 
@@ -176,6 +178,8 @@ def _copies(resolver: _Resolver, path: str, name: str, hops: int, read: dict[str
             return frozenset()
         return frozenset(m for m, start in file.scan.methods_run_by_instances(name) if not file.copy_free(start))
     source = facts.imported.get(name) if hops > 0 else None
+    if source is None and hops > 0 and name not in facts.twice:
+        source = _star_source(resolver, path, file.text, name, read)
     if source is None:
         return frozenset()  # not defined here, nor imported from one place
     level, module, original = source
@@ -183,6 +187,28 @@ def _copies(resolver: _Resolver, path: str, name: str, hops: int, read: dict[str
         return frozenset()
     target = resolver.module_file(os.path.dirname(path), level, module, read)
     return _copies(resolver, target, original, hops - 1, read) if target is not None else frozenset()
+
+
+def _star_source(
+    resolver: _Resolver, path: str, text: str, name: str, read: dict[str, str]
+) -> tuple[int, str, str] | None:
+    """``name`` re-exported by a star import of the module at ``path`` (``from .copiers import
+    *``): where from, as an import of it would say."""
+    if not star_imports(text):
+        return None
+    directory = os.path.dirname(path)
+
+    def module_text(level: int, module: str) -> str | None:
+        if not level and module.split(".", 1)[0] in LIBRARY_ROOTS:
+            return None
+        target = resolver.module_file(directory, level, module, read)
+        file = shared_read(target) if target is not None else None
+        if target is not None:
+            read[target] = file.digest if file is not None else ""
+        return file.text if file is not None else None
+
+    chosen = star_provider(text, name, module_text)
+    return (chosen[0], chosen[1], name) if chosen is not None else None
 
 
 class _Facts:
@@ -200,6 +226,7 @@ class _Facts:
                 self.imported[local] = source
         for local in twice:
             del self.imported[local]
+        self.twice = frozenset(twice)
 
 
 #: (path, digest) -> the file's facts; shared by every file of the run that imports it.

@@ -577,6 +577,10 @@ class FileText:
             return True  # a star import after the name's import may rebind it
         return self._assigned_at_module_level(name)
 
+    def declared_global(self, name: str) -> bool:
+        """A function declares ``name`` ``global`` (and may bind it at run time)."""
+        return name in self._globals()
+
     def _last_import_of(self, name: str) -> int:
         """Offset of the last import line that mentions ``name`` (-1: none)."""
         text, last = self.text, -1

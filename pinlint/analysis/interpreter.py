@@ -27,6 +27,7 @@ from pinlint.analysis.device_tests import on_host_when
 from pinlint.analysis.devices import DeviceClass, classify_device
 from pinlint.analysis.env import Changes, join, list_key
 from pinlint.analysis.expressions import TUPLE_ITEM, Evaluator, distinct_keys, literal_key
+from pinlint.analysis.names import LIBRARY_ROOTS, FileNames
 from pinlint.analysis.scopes import dotted, flatten_targets, iter_statements
 from pinlint.analysis.values import (
     FIELD_ITEM,
@@ -577,7 +578,13 @@ class Interpreter(Evaluator):
         elif type(small) in (cst.Import, cst.ImportFrom):
             for alias in small.names if type(small.names) is not cst.ImportStar else []:
                 bound = alias.asname.name if alias.asname else alias.name
-                if type(bound) is cst.Name:
+                if type(bound) is cst.Name and project_import_as_recorded(self.file_names, small, alias):
+                    # A lazy import of the project's (`from .copiers import upload` in the body):
+                    # the name is what the file's imports record for it, from one place only, so
+                    # it is left to resolve as a module-level import does (the project's function).
+                    self._bind(bound, imported(_imported_name(small, alias)))  # forgets `x[0]`, `x.y`
+                    self.env.delete(bound.value)
+                elif type(bound) is cst.Name:
                     # A module or library object: no tensor we know, but what it names is kept
                     # (a known host-returning loader is called through it).
                     self._bind(bound, imported(_imported_name(small, alias)))
@@ -770,14 +777,37 @@ class Interpreter(Evaluator):
 _SCALAR_TYPES = frozenset({"int", "float"})
 
 
+def project_import_as_recorded(
+    names: FileNames, statement: cst.Import | cst.ImportFrom, alias: cst.ImportAlias
+) -> bool:
+    """The import binds a name to a project module or to a name of one, as the file's import
+    record has it (the file imports that name from nowhere else, and defines none)."""
+    local = alias.evaluated_alias or alias.evaluated_name
+    if local in names.module_level_bindings or local in names.ambiguous_modules:
+        return False
+    if type(statement) is cst.Import:
+        if alias.asname is None:
+            return False  # `import pkg.mod` binds `pkg`: dotted calls are not followed
+        return (
+            alias.evaluated_name.split(".", 1)[0] not in LIBRARY_ROOTS
+            and names.modules.get(local) == alias.evaluated_name
+        )
+    module = dotted(statement.module) if statement.module is not None else ""
+    level = len(statement.relative)
+    if not level and (not module or module.split(".", 1)[0] in LIBRARY_ROOTS):
+        return False  # a library's name: kept as the import binds it (known loaders)
+    return names.from_imports.get(local) == (level, module, alias.evaluated_name)
+
+
 def _imported_name(statement: cst.Import | cst.ImportFrom, alias: cst.ImportAlias) -> str:
-    """The dotted name an import binds (``""`` for a relative import: no library's)."""
+    """The dotted name an import binds; a relative import's keeps its dots (``.copiers.upload``:
+    no library's, but the project's module that a call through it is resolved in)."""
     name = dotted(alias.name) or ""
     if type(statement) is cst.Import:
         return name
-    if statement.relative or statement.module is None:
-        return ""
-    module = dotted(statement.module)
+    module = dotted(statement.module) if statement.module is not None else ""
+    if statement.relative:
+        return "." * len(statement.relative) + (f"{module}.{name}" if module else name)
     return f"{module}.{name}" if module else ""
 
 

@@ -20,6 +20,8 @@ import libcst as cst
 
 from pinlint.analysis.names import AMBIGUOUS_IMPORT, LIBRARY_ROOTS, FileNames, project_imports
 from pinlint.analysis.project_modules import ModuleFiles, SourceFile
+from pinlint.analysis.star_imports import provider as star_provider
+from pinlint.analysis.star_imports import star_imports
 from pinlint.safeio import lexically_within
 
 if TYPE_CHECKING:
@@ -344,6 +346,8 @@ class ProjectSummaries:
         if starts or hops <= 0:
             return None  # defined several times (overloads, branches): which one is unknown
         source = foreign.names.from_imports.get(name)
+        if source is None and not foreign.file.scan.rebinds(name) and not foreign.file.scan.declared_global(name):
+            return self._star_exported(path, foreign, name, hops, passes_host)
         if (
             source is None
             or source == AMBIGUOUS_IMPORT
@@ -362,6 +366,29 @@ class ProjectSummaries:
         target = origin.module_file(level, module)
         self.modules.consulted.update(origin.consulted)
         return self._defined(target, original, hops - 1, passes_host) if target is not None else None
+
+    def _star_exported(
+        self, path: str, foreign: ForeignFile, name: str, hops: int, passes_host: bool
+    ) -> tuple[ForeignFile, int] | None:
+        """``name`` bound in the module at ``path`` only by a star import (``from .copiers import
+        *`` in a package's ``__init__.py``): the function of the module that binds it."""
+        if not star_imports(foreign.file.text) or name in foreign.names.modules:
+            return None
+        origin = ModuleFiles(self.modules.root, path, self.modules.overlay)
+
+        def module_text(level: int, module: str) -> str | None:
+            if not level and module.split(".", 1)[0] in LIBRARY_ROOTS:
+                return None
+            found = origin.module_file(level, module)
+            read = self.modules.read(found) if found is not None else None
+            return read.text if read is not None else None
+
+        chosen = star_provider(foreign.file.text, name, module_text)
+        self.modules.consulted.update(origin.consulted)
+        if chosen is None:
+            return None
+        target = origin.module_file(*chosen)
+        return self._defined(target, name, hops - 1, passes_host) if target is not None else None
 
     def imported_copiers(self, names: FileNames, text: str) -> set[str]:
         """How this file spells the imported project functions it calls that copy one of their
