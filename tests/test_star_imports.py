@@ -50,3 +50,7 @@ def test_an_undecided_star_import_stops_the_resolution() -> None:
         is None
     )
     assert star_imports("x = 1\n") == []
+
+
+def test_a_name_also_bound_under_a_condition_is_undecided() -> None:
+    assert exports("def upload(t): ...\nif FAST:\n    upload = fast\n", "upload") is None

@@ -59,6 +59,10 @@ def calls_project_copier(text: str, path: str, root: str) -> tuple[bool, dict[st
         if not _at_line_start(text, match.start()):
             continue  # `from` inside a line (a docstring's prose): not an import
         target = resolver.module_file(directory, level, module, read)
+        if imported.strip() == "*":
+            if target is not None and _calls_star_copier(resolver, target, text, read):
+                return True, read
+            continue
         for name, local in _imported_names(imported):
             # The copier first (memoised for the run), then a substring test of the call
             # (`upload(` also matches `x.upload(`: it may say yes where the analysis then finds
@@ -122,6 +126,21 @@ def _calls_copier_of(resolver: _Resolver, path: str, local: str, text: str, read
     called = set(re.findall(rf"(?<![\w.]){re.escape(local)}\.(\w+)[ \t]*\(", text))
     # (`mod.Up(...)`: a class called through its module is not followed by the analysis.)
     return any(FUNCTION in _may_copy(resolver, path, attr, 0, read) for attr in sorted(called))
+
+
+def _calls_star_copier(resolver: _Resolver, path: str, text: str, read: dict[str, str]) -> bool:
+    """``from <the module at path> import *``: ``text`` calls a function or class the module
+    defines that may copy (which star import binds the name is the analysis's question)."""
+    file = shared_read(path)
+    read[path] = file.digest if file is not None else ""
+    if file is None or "non_blocking" not in file.text:
+        return False  # nothing in this module copies asynchronously
+    called = set(_CALLED_NAME.findall(text)) & _facts(file).defined
+    return any(_calls(_may_copy(resolver, path, name, 0, read), text) for name in sorted(called))
+
+
+#: ``name(`` not after a dot: a call of a plain name.
+_CALLED_NAME = re.compile(r"(?<![\w.])([A-Za-z_]\w*)[ \t]*\(")
 
 
 def _imported_names(imported: str) -> list[tuple[str, str]]:

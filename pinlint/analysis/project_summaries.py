@@ -11,6 +11,7 @@ rebound in the file, defined twice) is unknown. A function that cannot make or c
 
 from __future__ import annotations
 
+import keyword
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -100,6 +101,8 @@ class ProjectSummaries:
         self._module_host_constants: dict[tuple[str, str], bool] = {}
         #: (file, def line, helper levels) -> whether that function is worth parsing for a caller.
         self._wanted: dict[tuple[str, int, int], bool] = {}
+        #: name -> where a star import of the file checked binds it from (None: none, or unknown).
+        self._starred: dict[str, tuple[int, str, str] | None] = {}
 
     # ------------------------------------------------------------------ lookups
     def function(
@@ -129,11 +132,16 @@ class ProjectSummaries:
         """(the file, the name there, how many re-exports may be followed) ``func`` names."""
         if isinstance(func, cst.Name):
             source = names.from_imports.get(func.value)
-            if source is None or source == AMBIGUOUS_IMPORT or func.value in names.module_level_bindings:
-                return None  # not imported, imported from two places, or rebound here
-            here = self.modules.read(self.modules.path) if self.modules.path else None
-            if here is not None and here.scan.reassigned(func.value):
-                return None  # assigned here too (`else: make = other`), or a star import may rebind it
+            if source is None:
+                source = self.star_source(names, func.value)  # `from pkg.copiers import *`
+                if source is None:
+                    return None
+            elif source == AMBIGUOUS_IMPORT or func.value in names.module_level_bindings:
+                return None  # imported from two places, or rebound here
+            else:
+                here = self.modules.read(self.modules.path) if self.modules.path else None
+                if here is not None and here.scan.reassigned(func.value):
+                    return None  # assigned here too (`else: make = other`), or a star import may rebind it
             level, module, name = source
             path = self.modules.module_file(level, module)
             if path is not None and self._patched_by_imports(names, name, path):
@@ -390,6 +398,45 @@ class ProjectSummaries:
         target = origin.module_file(*chosen)
         return self._defined(target, name, hops - 1, passes_host) if target is not None else None
 
+    def star_source(self, names: FileNames, local: str) -> tuple[int, str, str] | None:
+        """Where a star import of the file checked (``from pkg.copiers import *``) binds
+        ``local`` from, as ``from_imports`` would say: only when the file binds it in no other way
+        and every star import that could bind it is decided."""
+        if local in self._starred:
+            return self._starred[local]
+        self._starred[local] = None
+        here = self.modules.read(self.modules.path) if self.modules.path else None
+        if (
+            here is None
+            or not star_imports(here.text)
+            or local in names.from_imports
+            or local in names.modules
+            or local in names.module_level_bindings
+            or here.scan.defs(local)
+            or here.scan.rebinds(local)
+            or here.scan.declared_global(local)
+        ):
+            return None  # no star import, or bound here otherwise (which binding holds is not known)
+
+        def module_text(level: int, module: str) -> str | None:
+            if not level and module.split(".", 1)[0] in LIBRARY_ROOTS:
+                return None
+            found = self.modules.module_file(level, module)
+            read = self.modules.read(found) if found is not None else None
+            return read.text if read is not None else None
+
+        chosen = star_provider(here.text, local, module_text)
+        if chosen is not None:
+            self._starred[local] = (chosen[0], chosen[1], local)
+        return self._starred[local]
+
+    def _starred_calls(self, names: FileNames, text: str) -> set[str]:
+        """The names called in ``text`` (``f(``) that a star import of the file binds."""
+        if not star_imports(text):
+            return set()
+        called = set(_CALLED_NAME.findall(text)) - names.module_level_bindings - _KEYWORDS
+        return {name for name in called if self.star_source(names, name) is not None}
+
     def imported_copiers(self, names: FileNames, text: str) -> set[str]:
         """How this file spells the imported project functions it calls that copy one of their
         parameters non_blocking (``upload``, ``helpers.upload``): their callers here pass the
@@ -400,7 +447,7 @@ class ProjectSummaries:
             return spellings
         for first, second in self._project_calls(names, text):
             if not second:
-                if first not in names.from_imports:
+                if first not in names.from_imports and self.star_source(names, first) is None:
                     continue
                 func: cst.BaseExpression = cst.Name(first)
                 spelled = first
@@ -421,7 +468,7 @@ class ProjectSummaries:
     def _project_calls(self, names: FileNames, text: str) -> set[tuple[str, str]]:
         """``_calls_of`` the file's project imports (its functions and its classes both ask)."""
         if self._calls_memo is None or self._calls_memo[0] is not text:
-            self._calls_memo = (text, _calls_of(project_imports(names), text))
+            self._calls_memo = (text, _calls_of(project_imports(names) | self._starred_calls(names, text), text))
         return self._calls_memo[1]
 
     def imported_copier_methods(self, names: FileNames, text: str) -> set[str]:
@@ -430,7 +477,7 @@ class ProjectSummaries:
         here hands them ``t`` (the object's class is checked where the call is analysed)."""
         found: set[str] = set()
         for first, second in self._project_calls(names, text):
-            if second or first not in names.from_imports:
+            if second or (first not in names.from_imports and self.star_source(names, first) is None):
                 continue  # `mod.Up(...)`: not followed (its objects are resolved the same way, rarer)
             if first not in self._class_copiers:
                 self._class_copiers[first] = (
@@ -452,7 +499,7 @@ class ProjectSummaries:
             # The fix loop's candidate texts: the test reads the files on disk (and keeps its
             # answers for the run); it is only a shortcut, so the full resolution answers here.
             return True
-        source = names.from_imports.get(first)
+        source = names.from_imports.get(first) or (None if second else self.star_source(names, first))
         if source is not None:
             if source == AMBIGUOUS_IMPORT:
                 return False
@@ -593,6 +640,11 @@ _MAX_PATCH_MODULES = 64
 
 #: What may follow an imported name in a call: ``.attr`` and the opening parenthesis.
 _AFTER_NAME = re.compile(r"(?:\.([A-Za-z_]\w*))?[ \t]*\(")
+
+
+#: ``name(`` not after a dot: a call of a plain name.
+_CALLED_NAME = re.compile(r"(?<![\w.])([A-Za-z_]\w*)[ \t]*\(")
+_KEYWORDS = frozenset(keyword.kwlist) | {"print"}
 
 
 def _calls_of(names: Iterable[str], text: str) -> set[tuple[str, str]]:

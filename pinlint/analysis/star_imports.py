@@ -15,8 +15,8 @@ _STAR_IMPORT = re.compile(r"^([ \t]*)from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\*
 
 #: text -> its star imports (a text's hash is computed once; the texts are the files' own).
 _STARS: dict[str, list[tuple[str, int, str]]] = {}
-#: (text, name) -> whether a star import of the module binds the name.
-_EXPORTS: dict[tuple[str, str], bool | None] = {}
+#: text -> what a star import of that module binds (parsed once per text).
+_EXPORTS: dict[str, _Exports | None] = {}
 
 
 def star_imports(text: str) -> list[tuple[str, int, str]]:
@@ -54,35 +54,46 @@ def provider(text: str, name: str, module_text: Callable[[int, str], str | None]
 
 def exports(text: str, name: str) -> bool | None:
     """Whether ``from <the module> import *`` binds ``name``; None when that is not known."""
-    key = (text, name)
-    if key not in _EXPORTS:
-        if len(_EXPORTS) > 16384:
+    if text not in _EXPORTS:
+        if len(_EXPORTS) > 1024:
             _EXPORTS.clear()
-        _EXPORTS[key] = _exports(text, name)
-    return _EXPORTS[key]
+        try:
+            _EXPORTS[text] = _Exports(ast.parse(text), bool(star_imports(text)))
+        except (SyntaxError, ValueError, RecursionError):
+            _EXPORTS[text] = None  # not a module Python would import
+    found = _EXPORTS[text]
+    return found.binds(name) if found is not None else None
 
 
-def _exports(text: str, name: str) -> bool | None:
-    if name not in text:
-        # Not named at all: bound only by a star import of its own, if any.
-        return None if star_imports(text) else False
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return None  # not a module Python would import
-    listed = _listed(tree)
-    if listed is None:
-        return None  # `__all__` built by code: what it lists is not known
-    if listed is not False and name not in listed:
-        return False  # `__all__` decides, whatever the module binds
-    if listed is False and name.startswith("_"):
-        return False  # without `__all__`, private names are not exported
-    bound = _binding(tree.body, name)
-    if bound is None:
-        return None
-    if not bound and star_imports(text):
-        return None  # may come from a star import of its own
-    return bound
+class _Exports:
+    """A module's names as a star import of it sees them."""
+
+    def __init__(self, tree: ast.Module, has_star: bool) -> None:
+        self.listed = _listed(tree)
+        self.certain: set[str] = set()
+        self.conditional: set[str] = set()
+        self.has_star = has_star
+        _collect(tree.body, self.certain, self.conditional)
+
+    def binds(self, name: str) -> bool | None:
+        if self.listed is None:
+            return None  # `__all__` built by code: what it lists is not known
+        if self.listed is not False and name not in self.listed:  # type: ignore[operator]
+            return False  # `__all__` decides, whatever the module binds
+        if self.listed is False and name.startswith("_"):
+            return False  # without `__all__`, private names are not exported
+        if name in self.conditional:
+            return None  # (also) bound under an `if`/`try`: which binding holds is not known
+        if name in self.certain:
+            return True
+        return None if self.has_star else False  # maybe from a star import of its own
+
+
+def _collect(body: list[ast.stmt], certain: set[str], conditional: set[str], *, certain_here: bool = True) -> None:
+    for statement in body:
+        (certain if certain_here else conditional).update(_bound(statement))
+        for nested in _conditional_bodies(statement):
+            _collect(nested, certain, conditional, certain_here=False)
 
 
 def _listed(tree: ast.Module) -> set[str] | None | bool:
@@ -111,27 +122,16 @@ def _listed(tree: ast.Module) -> set[str] | None | bool:
     return None  # not a literal at module level
 
 
-def _binding(body: list[ast.stmt], name: str) -> bool | None:
-    """Whether the module-level statements bind ``name`` for certain (True), not at all (False),
-    or under a condition (None)."""
-    for statement in body:
-        if _binds(statement, name):
-            return True
-        for nested in _conditional_bodies(statement):
-            if _binding(nested, name) is not False:
-                return None  # bound under an `if`/`try`/loop: whether it is, is not known
-    return False
-
-
-def _binds(statement: ast.stmt, name: str) -> bool:
+def _bound(statement: ast.stmt) -> set[str]:
+    """The names a module-level statement binds."""
     if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return statement.name == name
+        return {statement.name}
     if isinstance(statement, (ast.Import, ast.ImportFrom)):
-        return any((a.asname or a.name.split(".", 1)[0]) == name for a in statement.names)
+        return {a.asname or a.name.split(".", 1)[0] for a in statement.names if a.name != "*"}
     if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
         targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-        return any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t))
-    return False
+        return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return set()
 
 
 def _conditional_bodies(statement: ast.stmt) -> list[list[ast.stmt]]:
