@@ -37,9 +37,9 @@ from pinlint.core.results import EMPTY, AnalysisSettings, FileResult
 from pinlint.core.text import digest
 from pinlint.safeio import MAX_SOURCE_BYTES, read_regular
 
-#: Never reused: a number once written stands for that layout (2 to 4 were written before).
-_MAGIC = b"PINLINT-CACHE-5\n"
-_FORMAT = "pinlint-cache-5"
+#: Never reused: a number once written stands for that layout (2 to 5 were written before).
+_MAGIC = b"PINLINT-CACHE-6\n"
+_FORMAT = "pinlint-cache-6"
 #: Far above any real cache (about 200 bytes per file checked), far below a memory problem.
 MAX_CACHE_BYTES = 256 * 1024 * 1024
 _KEY_BYTES = 32
@@ -202,6 +202,8 @@ class Cache:
         self.key = _machine_key()
         #: Analyses read but not decoded yet (by path): most runs look at few of them.
         self._raw: dict[str, Any] = {}
+        #: The file's table of (path, digest) reads that entries and their analyses index.
+        self._reads: list[tuple[str, str]] = []
         self.entries: dict[str, FileResult] = self._load()
         self.dirty = False
         #: Current digests of other files the cached analyses depend on, asked once per run.
@@ -222,8 +224,10 @@ class Cache:
         if not hmac.compare_digest(blob[len(_MAGIC) : header - 1], _mac(self.key, payload)):
             return {}  # not written by this user on this machine, or corrupt: ignore it
         try:
-            return _decode_entries(json.loads(payload), self.settings_key, self._raw)
+            return _decode_entries(json.loads(payload), self.settings_key, self._raw, self._reads)
         except (ValueError, TypeError, KeyError, RecursionError, datacodec.ShapeError):
+            self._raw.clear()
+            self._reads.clear()
             return {}  # any shape we did not write means "no cache"
 
     def lookup(self, path: Path) -> FileResult | None:
@@ -244,10 +248,8 @@ class Cache:
             if entry.analysis is None or not self._dependencies_hold(entry):
                 return None
             return bool(entry.analysis.foreign)
-        depends_on = raw.get("depends_on") if type(raw) is dict else None
-        if type(depends_on) is not list or not all(
-            type(d) is list and len(d) == 2 and all(type(part) is str for part in d) for d in depends_on
-        ):
+        depends_on = self._depends_on(raw)
+        if depends_on is None:
             return None  # not a shape this version writes: read the file
         if not self._holds(depends_on):
             return None
@@ -259,8 +261,14 @@ class Cache:
         raw = self._raw.pop(entry.path, None)
         if raw is None:
             return entry.analysis is not None
+        depends_on = self._depends_on(raw)
         try:
-            decoded = datacodec.decode(_ANALYSIS_TYPE, raw)
+            if depends_on is None:
+                raise datacodec.ShapeError("depends_on")
+            # The reads were checked with the table: not decoded again, pair by pair.
+            decoded = datacodec.decode(_ANALYSIS_TYPE, {**raw, "depends_on": []})
+            if decoded is not None:
+                decoded.depends_on = depends_on
         except (datacodec.ShapeError, RecursionError):
             decoded = None
         if decoded is None:
@@ -270,6 +278,9 @@ class Cache:
             return False
         entry.analysis = decoded
         return True
+
+    def _depends_on(self, raw: Any) -> list[tuple[str, str]] | None:
+        return _indexed_reads(raw, self._reads)
 
     def _current_entry(self, path: Path | str) -> FileResult | None:
         """The entry for ``path`` if the file is unchanged (same size and time, else same
@@ -346,7 +357,7 @@ class Cache:
             return
         try:
             payload = json.dumps(
-                _encode_entries(self.entries, self.settings_key, self._raw), separators=(",", ":")
+                _encode_entries(self.entries, self.settings_key, self._raw, self._reads), separators=(",", ":")
             ).encode()
         except (ValueError, TypeError, datacodec.ShapeError):
             return
@@ -362,19 +373,29 @@ class Cache:
 
 
 def _encode_entries(
-    entries: dict[str, FileResult], settings_key: str, raw: dict[str, Any] | None = None
+    entries: dict[str, FileResult],
+    settings_key: str,
+    raw: dict[str, Any] | None = None,
+    read_table: list[tuple[str, str]] = (),  # type: ignore[assignment]
 ) -> dict[str, Any]:
     out: dict[str, list[Any]] = {}
     raw = raw or {}
-    #: The files second triages read, each once: thousands of entries name the same modules.
+    #: The files second triages and analyses read, each once: thousands of entries name the
+    #: same modules (and the same places an import looks first, absent).
     reads: dict[tuple[str, str], int] = {}
     for path, r in entries.items():
         # Most files hold nothing: `null` stands for the shared empty analysis. An analysis
-        # never decoded is written back as it was read.
+        # never decoded is written back as it was read (its reads indexed in the new table).
         if path in raw:
-            analysis = raw[path]
+            found = _indexed_reads(raw[path], read_table)
+            if found is None:
+                continue  # not a shape this version writes: the file is analysed again
+            analysis, old = dict(raw[path]), found
         else:
             analysis = None if r.analysis is EMPTY else datacodec.encode(r.analysis)
+            old = [tuple(d) for d in analysis["depends_on"]] if analysis is not None else []
+        if analysis is not None:
+            analysis["depends_on"] = [reads.setdefault(read, len(reads)) for read in old]  # type: ignore[call-overload]
         indexes = [reads.setdefault(tuple(read), len(reads)) for read in r.triage_reads]  # type: ignore[arg-type]
         out[path] = [r.size, r.mtime_ns, r.digest, r.triaged_in, analysis, indexes]
     return {
@@ -386,12 +407,23 @@ def _encode_entries(
     }
 
 
+def _indexed_reads(raw: Any, reads: list[tuple[str, str]]) -> list[tuple[str, str]] | None:
+    """A raw analysis's reads of other files (indexes into the cache file's table), or None
+    when it is not a shape this version writes."""
+    indexes = raw.get("depends_on") if type(raw) is dict else None
+    if type(indexes) is not list or not all(type(i) is int and 0 <= i < len(reads) for i in indexes):
+        return None
+    return [reads[i] for i in indexes]
+
+
 _ANALYSIS_TYPE = datacodec.typing.get_type_hints(FileResult)["analysis"]
 
 
-def _decode_entries(data: Any, settings_key: str, raw: dict[str, Any]) -> dict[str, FileResult]:
+def _decode_entries(
+    data: Any, settings_key: str, raw: dict[str, Any], reads: list[tuple[str, str]]
+) -> dict[str, FileResult]:
     """The entries; their analyses go to ``raw`` undecoded (``Cache._decode`` checks and
-    builds one when it is asked for)."""
+    builds one when it is asked for), the table of reads they index to ``reads``."""
     if type(data) is not dict or set(data) != {"format", "pinlint", "settings", "reads", "entries"}:
         raise datacodec.ShapeError("not a pinlint cache")
     if data["format"] != _FORMAT or data["pinlint"] != code_identity() or data["settings"] != settings_key:
@@ -399,7 +431,6 @@ def _decode_entries(data: Any, settings_key: str, raw: dict[str, Any]) -> dict[s
     entries, table = data["entries"], data["reads"]
     if type(entries) is not dict or type(table) is not list:
         raise datacodec.ShapeError("entries")
-    reads: list[tuple[str, str]] = []
     for read in table:
         if type(read) is not list or len(read) != 2 or type(read[0]) is not str or type(read[1]) is not str:
             raise datacodec.ShapeError("reads")

@@ -193,12 +193,13 @@ def find_config(start: Path) -> Path | None:
 
 def config_here(directory: Path) -> Path | None:
     """The config file in ``directory`` itself, if any."""
+    # os.path, not pathlib: a run asks this of every directory it checks files in.
+    text = str(directory)
     for name in ("pinlint.toml", ".pinlint.toml"):
-        candidate = directory / name
-        if candidate.is_file():
-            return candidate
+        if os.path.isfile(os.path.join(text, name)):
+            return directory / name
     candidate = directory / "pyproject.toml"
-    if candidate.is_file():
+    if os.path.isfile(os.path.join(text, "pyproject.toml")):
         try:
             raw = read_regular(candidate, MAX_CONFIG_BYTES)
         except OSError:

@@ -209,3 +209,40 @@ def test_a_package_file_that_cannot_be_read_does_not_stop_the_run(monkeypatch: p
     monkeypatch.setattr(cache, "_IDENTITY", [])
     monkeypatch.setattr(Path, "stat", stat)
     assert cache.code_identity().startswith(cache.__version__ + "+")
+
+
+def test_reads_of_an_analysis_kept_raw_survive_a_save(project: Path) -> None:
+    """An analysis's reads of other files are indexes into the cache file's shared table: one
+    never decoded in a run that saves (a run on another file) is written back against the new
+    table, and still invalidates its file when what it read changes."""
+    (project / "helpers.py").write_text("import torch\n\n\ndef make(n):\n    return torch.arange(n)\n")
+    (project / "loop.py").write_text(
+        "from helpers import make\n\n\ndef step(d):\n    return make(4).to(d, non_blocking=True)\n"
+    )
+    assert run() == run("--no-cache")
+    (project / "hot.py").write_text(HOT + "\n\ndef h(d):\n    return torch.ones(2).to(d, non_blocking=True)\n")
+    # A run on hot.py alone analyses it and saves: loop.py's analysis is never decoded.
+    CliRunner().invoke(main, ["check", "hot.py", "--output-format", "json"], catch_exceptions=False)
+    (project / "helpers.py").write_text("import torch\n\n\ndef make(n):\n    return torch.arange(n, pin_memory=True)\n")
+    fresh = run("--no-cache")
+    assert not any(d["filename"].endswith("helpers.py") for d in fresh)  # type: ignore[union-attr]
+    assert run() == fresh
+
+
+def test_a_raw_analysis_is_reindexed_in_the_new_table(tmp_path: Path) -> None:
+    from pinlint.cache import _decode_entries, _encode_entries
+    from pinlint.core.results import FileAnalysis, FileResult
+
+    other = str(tmp_path / "other.py")
+    fresh = FileResult(path="a.py", analysis=FileAnalysis(depends_on=[(other, "d1")]), size=1, mtime_ns=1, digest="x")
+    kept = FileResult(path="b.py", analysis=None, size=1, mtime_ns=1, digest="y")
+    old_table = [("/elsewhere.py", ""), (other, "d2")]
+    raw = {"b.py": {"depends_on": [1]}}
+    data = _encode_entries({"a.py": fresh, "b.py": kept}, "k", raw, old_table)
+    assert data["reads"] == [[other, "d1"], [other, "d2"]]
+    assert data["entries"]["b.py"][4] == {"depends_on": [1]}  # (other, "d2"), now at index 1
+    assert data["entries"]["a.py"][4]["depends_on"] == [0]
+    reads: list[tuple[str, str]] = []
+    raw_back: dict[str, object] = {}
+    _decode_entries(json.loads(json.dumps(data)), "k", raw_back, reads)
+    assert [reads[i] for i in raw_back["b.py"]["depends_on"]] == [(other, "d2")]  # type: ignore[index]

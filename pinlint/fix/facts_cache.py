@@ -1,4 +1,5 @@
-"""The per-file cache of module facts: signed JSON in the cache folder, validated on load."""
+"""The per-file cache of module facts: signed JSON in the cache folder, each entry validated
+when it is first asked for."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ class FactsCache:
     def __init__(self, directory: Path | None) -> None:
         self.file = directory / "project-facts.json" if directory is not None else None
         self.entries: dict[str, dict[str, object]] = {}
+        self._unchecked: set[str] = set()
         self.dirty = False
         if self.file is not None:
             self._load()
@@ -35,19 +37,31 @@ class FactsCache:
         files = data.get("files")
         if not isinstance(files, dict):
             return
-        for path, entry in files.items():
-            if _valid_entry(entry):
-                self.entries[path] = entry
+        # Each entry is checked when it is asked for: a warm run asks for few of them.
+        self.entries = files
+        self._unchecked = set(files)
 
     def get(self, path: str, size: int, mtime_ns: int) -> ModuleFacts | None | bool:
         """Facts (or None: a file with nothing to say) on a hit; False on a miss."""
         entry = self.entries.get(path)
+        if entry is not None and path in self._unchecked:
+            self._unchecked.discard(path)
+            if not _valid_entry(entry):
+                del self.entries[path]
+                self.dirty = True
+                return False
         if entry is None or entry["size"] != size or entry["mtime_ns"] != mtime_ns:
             return False
         facts = entry["facts"]
         return ModuleFacts(**facts) if isinstance(facts, dict) else None
 
+    def holds(self, path: str, size: int, mtime_ns: int) -> bool:
+        """An entry for the file as it is (its facts unread: the caller has them already)."""
+        entry = self.entries.get(path)
+        return type(entry) is dict and entry.get("size") == size and entry.get("mtime_ns") == mtime_ns
+
     def put(self, path: str, size: int, mtime_ns: int, data_digest: str, facts: ModuleFacts | None) -> None:
+        self._unchecked.discard(path)
         self.entries[path] = {
             "size": size,
             "mtime_ns": mtime_ns,
@@ -61,7 +75,9 @@ class FactsCache:
             return
         from pinlint.cache import write_signed
 
-        payload = json.dumps({"version": _FACTS_VERSION, "pinlint": __version__, "files": self.entries})
+        # Entries never asked for are dropped if they are not a shape this version writes.
+        files = {p: e for p, e in self.entries.items() if p not in self._unchecked or _valid_entry(e)}
+        payload = json.dumps({"version": _FACTS_VERSION, "pinlint": __version__, "files": files}, separators=(",", ":"))
         # A read-only checkout still fixes; it just re-reads next time.
         write_signed(self.file.parent, self.file, _FACTS_MAGIC, payload.encode())
 

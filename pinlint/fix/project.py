@@ -307,7 +307,7 @@ def scan(
                 size, mtime_ns, data_digest, facts, module = known[path]
                 if facts is not None:
                     project.add(Path(path), facts, module)
-                if data_digest and cache.get(path, size, mtime_ns) is False:
+                if data_digest and not cache.holds(path, size, mtime_ns):
                     cache.put(path, size, mtime_ns, data_digest, facts)  # for later one-file runs
                 continue
             try:
