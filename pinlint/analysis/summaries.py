@@ -26,14 +26,16 @@ from pinlint.analysis.builtins import constant_truth
 from pinlint.analysis.classes import _method_classes
 from pinlint.analysis.copy_text import MAY_COPY, may_copy
 from pinlint.analysis.cst_walk import children
+from pinlint.analysis.decorators import passes_through
 from pinlint.analysis.device_tests import on_host_when
 from pinlint.analysis.devices import DeviceClass, classify_device
 from pinlint.analysis.dict_uses import only_read
 from pinlint.analysis.events import EventSink, ParameterCopy, SinkHit
 from pinlint.analysis.file_text import FileText
-from pinlint.analysis.names import FileNames
+from pinlint.analysis.names import AMBIGUOUS_IMPORT, LIBRARY_ROOTS, FileNames
 from pinlint.analysis.parse import parse
 from pinlint.analysis.positions import Positions
+from pinlint.analysis.project_modules import ModuleFiles
 from pinlint.analysis.scopes import dotted, iter_statements, named_parameter
 from pinlint.analysis.text_patterns import LOADER_CHANGING_TEXT
 from pinlint.analysis.triage import Segment, segment_for, segment_text
@@ -422,9 +424,48 @@ class FileSummaries:
         # A decorator may replace what it returns (`@wrap` pinning the result): a parsed segment
         # starts at its `def`, so the decorators above it are read from the text.
         lines = parsed.file_lines if parsed is not None else None
-        if not transparent(function) or (parsed is not None and not transparent_text(lines, parsed.segment.start)):
+        accept = self._pass_through(function)
+        if not transparent(function, accept) or (
+            parsed is not None and not transparent_text(lines, parsed.segment.start, accept)
+        ):
             return None
         return found
+
+    def _pass_through(self, function: cst.FunctionDef) -> Callable[[str], bool]:
+        """Whether a decorator of ``function`` (a plain name, as written above it) is a project
+        function that passes the call through (see ``decorators``): defined in the function's
+        module, or imported into it from a project module by name."""
+
+        def accept(name: str) -> bool:
+            owner = self.project.owner(function) if self.project is not None else None
+            text, names, scan = (
+                (self.text, self.names, self.scan)
+                if owner is None
+                else (
+                    owner.file.text,
+                    owner.names,
+                    owner.file.scan,
+                )
+            )
+            if passes_through(text, name):
+                return True  # defined in the same module
+            source = names.from_imports.get(name)
+            if self.project is None or source is None or source == AMBIGUOUS_IMPORT:
+                return False
+            level, module, original = source
+            if (not level and module.split(".", 1)[0] in LIBRARY_ROOTS) or not scan.bound_only_by_import(name):
+                return False  # a library's decorator (only known ones are followed), or rebound
+            modules = self.project.modules
+            if owner is not None:
+                # Resolved from the decorated function's file, as its own import is.
+                modules = ModuleFiles(modules.root, owner.file.path, modules.overlay)
+            path = modules.module_file(level, module)
+            read = modules.read(path) if path is not None else None
+            if modules is not self.project.modules:
+                self.project.modules.consulted.update(modules.consulted)
+            return read is not None and passes_through(read.text, original)
+
+        return accept
 
     def _find_function(
         self, evaluator: Evaluator, call: cst.Call, wants: TextTest | None = None
@@ -947,18 +988,24 @@ class FileSummaries:
         return parsed.positions
 
 
-def transparent(function: cst.FunctionDef) -> bool:
+def transparent(function: cst.FunctionDef, accept: Callable[[str], bool] | None = None) -> bool:
     """Every decorator of ``function`` leaves what it returns as the body returns it (a cache,
-    ``staticmethod``, ``torch.no_grad()``): its summary is what calling it gives."""
+    ``staticmethod``, ``torch.no_grad()``, or a plain name ``accept`` says passes the call
+    through): its summary is what calling it gives."""
     for decorator in function.decorators:
         expression = decorator.decorator
         name = dotted(expression.func if isinstance(expression, cst.Call) else expression)
-        if name is None or name not in torch_api.TRANSPARENT_DECORATORS:
+        if name is None:
             return False
+        if name in torch_api.TRANSPARENT_DECORATORS:
+            continue
+        if isinstance(expression, cst.Name) and accept is not None and accept(name):
+            continue
+        return False
     return True
 
 
-def transparent_text(lines: list[str] | None, start: int) -> bool:
+def transparent_text(lines: list[str] | None, start: int, accept: Callable[[str], bool] | None = None) -> bool:
     """The decorators written above the ``def`` on 0-based line ``start`` are transparent
     ones (one line each); anything else above it that is not code of its own is not."""
     if lines is None:
@@ -987,7 +1034,8 @@ def transparent_text(lines: list[str] | None, start: int) -> bool:
             if not text.startswith("@"):
                 return not text.startswith((")", "]", "}"))  # a statement of its own, or unreadable
         name = text[1:].split("(", 1)[0].split("#", 1)[0].strip()
-        if name not in torch_api.TRANSPARENT_DECORATORS:
+        plain = name.isidentifier() and text[1:].split("#", 1)[0].strip() == name
+        if name not in torch_api.TRANSPARENT_DECORATORS and not (plain and accept is not None and accept(name)):
             return False
         row -= 1
     return True

@@ -237,6 +237,9 @@ TRANSPARENT_DECORATORS: frozenset[str] = frozenset(
         "torch.enable_grad",
         "no_grad",
         "inference_mode",
+        # Run the function eagerly, as written (the compiler skips it).
+        "torch.compiler.disable",
+        "torch._dynamo.disable",
     }
 )
 
