@@ -114,7 +114,11 @@ def imported_may_copy(
         return target is not None and bool(_may_copy(resolver, target, name, _MAX_REEXPORTS, read))
     dotted = ".".join(p for p in (module, name) if p)
     target = resolver.module_file(directory, level, dotted, read)
-    return target is not None and bool(_may_copy(resolver, target, attribute, 0, read))
+    if target is not None:
+        return bool(_may_copy(resolver, target, attribute, 0, read))
+    # `from pkg.up import Up`, then `Up.send(...)`: a method of the class that may copy.
+    target = resolver.module_file(directory, level, module, read) if name else None
+    return target is not None and attribute in _may_copy(resolver, target, name, _MAX_REEXPORTS, read)
 
 
 def _calls_copier_of(resolver: _Resolver, path: str, local: str, text: str, read: dict[str, str]) -> bool:

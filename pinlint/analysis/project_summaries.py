@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from pinlint.analysis import objects
 from pinlint.analysis.names import AMBIGUOUS_IMPORT, LIBRARY_ROOTS, FileNames, project_imports
 from pinlint.analysis.project_modules import ModuleFiles, SourceFile
 from pinlint.analysis.star_imports import provider as star_provider
@@ -126,7 +127,39 @@ class ProjectSummaries:
         self, names: FileNames, func: cst.BaseExpression, passes_host: bool
     ) -> tuple[ForeignFile, int] | None:
         target = self.target(names, func)
-        return self._defined(*target, passes_host) if target is not None else None
+        if target is not None:
+            return self._defined(*target, passes_host)
+        return self._class_level(names, func, passes_host)
+
+    def _class_level(
+        self, names: FileNames, func: cst.BaseExpression, passes_host: bool
+    ) -> tuple[ForeignFile, int] | None:
+        """``Up.send(t, dev)``: a ``@staticmethod`` or ``@classmethod`` of a class imported by
+        name from the module that defines it (its parameters are the call's arguments)."""
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+            return None
+        local, method = func.value.value, func.attr.value
+        source = names.from_imports.get(local)
+        if source is None or source == AMBIGUOUS_IMPORT or local in names.module_level_bindings:
+            return None  # not imported by name, from two places, or rebound here
+        here = self.modules.read(self.modules.path) if self.modules.path else None
+        if here is not None and (here.scan.reassigned(local) or here.scan.assigned_elsewhere(method)):
+            return None  # rebound, or `Up.send = other` here
+        level, module, original = source
+        if not level and module.split(".", 1)[0] in LIBRARY_ROOTS:
+            return None
+        path = self.modules.module_file(level, module)
+        foreign = self.file(path) if path is not None and path != self.modules.path else None
+        if foreign is None or "non_blocking" not in foreign.file.text and not passes_host:
+            return None  # (a module that never copies: only what its method computes matters)
+        if self.stored_by_imports(names, method):
+            return None  # the method may be replaced at import
+        starts = objects.class_level_method(foreign.summaries, original, method)
+        if len(starts) != 1:
+            return None  # not one static or class method of a class defined once there, never rebound
+        if passes_host and self._computes(foreign, starts[0]):
+            return foreign, starts[0]
+        return (foreign, starts[0]) if self._wants_function(foreign, starts[0]) else None
 
     def target(self, names: FileNames, func: cst.BaseExpression) -> tuple[str, str, int] | None:
         """(the file, the name there, how many re-exports may be followed) ``func`` names."""
@@ -546,14 +579,14 @@ class ProjectSummaries:
 
     def _copies_parameter(self, names: FileNames, func: cst.BaseExpression) -> bool:
         target = self.target(names, func)
-        if target is None:
-            return False
-        read = self.modules.read(target[0])
-        if read is None:
-            return False
-        starts = [line for line, indented in read.scan.defs(target[1]) if not indented]
-        if len(starts) == 1 and read.copy_free(starts[0]):
-            return False  # defined there, without a copy in it (checked before resolving it fully)
+        if target is not None:
+            read = self.modules.read(target[0])
+            if read is None:
+                return False
+            starts = [line for line, indented in read.scan.defs(target[1]) if not indented]
+            if len(starts) == 1 and read.copy_free(starts[0]):
+                return False  # defined there, without a copy in it (checked before resolving it fully)
+        # (No target: `Up.send`, a static or class method of an imported class, if anything.)
         found = self.function(names, func)
         if found is None:
             return False
