@@ -261,3 +261,12 @@ def test_a_method_an_imported_module_may_set_by_name_is_not_followed(tmp_path: P
         {"pyproject.toml": "[tool.pinlint]\n", "devs.py": devs, "patches.py": patch or "X = 1\n", "main.py": main},
     )
     assert _where(_check(tmp_path, "."), tmp_path) == ([("main.py", 8)] if flagged else [])
+
+
+def test_test_directories_are_those_below_the_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path / "tests" / "project"  # the project itself lives under a `tests` directory
+    assert not is_test_file(str(root / "pkg" / "steps.py"), str(root))
+    assert is_test_file(str(root / "pkg" / "testing" / "steps.py"), str(root))
+    (root / "pkg").mkdir(parents=True)
+    monkeypatch.chdir(root.parent)
+    assert not is_test_file(os.path.join("project", "pkg", "steps.py"), str(root))  # relative to cwd

@@ -4,6 +4,7 @@ how the project copies, so they are neither followed nor reported."""
 
 from __future__ import annotations
 
+import functools
 import os
 
 _TEST_DIRECTORIES = frozenset({"test", "tests", "testing"})
@@ -15,7 +16,12 @@ def is_test_file(path: str, root: str) -> bool:
     name = os.path.basename(path)
     if name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py":
         return True
-    directory = os.path.dirname(os.path.abspath(path))
+    # (Asked of every file of a project by a one-file run: each directory is worked out once.)
+    return _in_test_directory(os.path.dirname(path if os.path.isabs(path) else os.path.abspath(path)), root)
+
+
+@functools.lru_cache(maxsize=8192)
+def _in_test_directory(directory: str, root: str) -> bool:
     base = os.path.abspath(root)
     inside = directory[len(base) :] if directory.startswith(base) else directory
     return any(part in _TEST_DIRECTORIES for part in inside.split(os.sep))
