@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import ast
 
+from pinlint.analysis.star_imports import bound_names, conditional_bodies
+
 _WRAPS = frozenset({"functools.wraps", "wraps"})
 _FUNCTION_ATTRIBUTES = frozenset({"__name__", "__qualname__", "__module__", "__doc__"})
 
@@ -44,31 +46,12 @@ def _passes_through(text: str, name: str) -> bool:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return False
-    found = [s for s in tree.body if _binds(s, name)]
+    found = [s for s in tree.body if name in bound_names(s)]
     if len(found) != 1 or not isinstance(found[0], ast.FunctionDef):
         return False  # not defined here, or bound twice (which one runs is not known)
-    if any(_binds(s, name) for node in tree.body for s in _nested_statements(node)):
+    if any(name in bound_names(s) for node in tree.body for body in conditional_bodies(node) for s in body):
         return False  # also bound under an `if`/`try`
     return _is_pass_through(found[0])
-
-
-def _binds(statement: ast.stmt, name: str) -> bool:
-    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return statement.name == name
-    if isinstance(statement, (ast.Import, ast.ImportFrom)):
-        return any((a.asname or a.name.split(".", 1)[0]) == name for a in statement.names)
-    if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-        return any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t))
-    return False
-
-
-def _nested_statements(statement: ast.stmt) -> list[ast.stmt]:
-    if isinstance(statement, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
-        bodies = [statement.body, getattr(statement, "orelse", []), getattr(statement, "finalbody", [])]
-        bodies += [h.body for h in getattr(statement, "handlers", [])]
-        return [s for body in bodies for s in body]
-    return []
 
 
 def _is_pass_through(outer: ast.FunctionDef) -> bool:

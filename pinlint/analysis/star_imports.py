@@ -91,8 +91,8 @@ class _Exports:
 
 def _collect(body: list[ast.stmt], certain: set[str], conditional: set[str], *, certain_here: bool = True) -> None:
     for statement in body:
-        (certain if certain_here else conditional).update(_bound(statement))
-        for nested in _conditional_bodies(statement):
+        (certain if certain_here else conditional).update(bound_names(statement))
+        for nested in conditional_bodies(statement):
             _collect(nested, certain, conditional, certain_here=False)
 
 
@@ -122,7 +122,7 @@ def _listed(tree: ast.Module) -> set[str] | None | bool:
     return None  # not a literal at module level
 
 
-def _bound(statement: ast.stmt) -> set[str]:
+def bound_names(statement: ast.stmt) -> set[str]:
     """The names a module-level statement binds."""
     if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return {statement.name}
@@ -134,7 +134,8 @@ def _bound(statement: ast.stmt) -> set[str]:
     return set()
 
 
-def _conditional_bodies(statement: ast.stmt) -> list[list[ast.stmt]]:
+def conditional_bodies(statement: ast.stmt) -> list[list[ast.stmt]]:
+    """The bodies of a module-level statement whose code may or may not run (``if``, ``try``, loops, ``with``)."""
     if isinstance(statement, (ast.If, ast.For, ast.While, ast.With)):
         return [statement.body, getattr(statement, "orelse", [])]
     if isinstance(statement, ast.Try):
