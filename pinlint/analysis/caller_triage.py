@@ -84,9 +84,9 @@ def calls_project_copier(text: str, path: str, root: str) -> tuple[bool, dict[st
                     return True, read
     for match in _IMPORT.finditer(text):
         dotted, alias = match.groups()
-        local = alias or dotted
-        if "." in local or dotted.split(".", 1)[0] in LIBRARY_ROOTS or f"{local}." not in text:
-            continue  # `pkg.mod.f(...)` is not followed by the analysis either
+        local = alias or dotted  # (`import pkg.mod`: called as `pkg.mod.f(...)`)
+        if dotted.split(".", 1)[0] in LIBRARY_ROOTS or f"{local}." not in text:
+            continue
         if not _at_line_start(text, match.start()):
             continue  # the tail of `from x import y`, or prose
         target = resolver.module_file(directory, 0, dotted, read)

@@ -1457,6 +1457,14 @@ class Evaluator:
                     return self._summarised(call)  # `helpers.f(...)`: a function of an imported project module
             if (
                 self.summaries is not None
+                and self.summaries.project is not None
+                and type(func.value) is cst.Attribute
+                and _chain_root(func) not in self.env
+                and self.summaries.project.function(self.file_names, func) is not None
+            ):
+                return self._summarised(call)  # `pkg.helpers.f(...)` after `import pkg.helpers`
+            if (
+                self.summaries is not None
                 and type(func.value) is cst.Name
                 and func.value.value not in self.env
                 and func.value.value not in self.file_names.from_imports
@@ -2176,6 +2184,13 @@ def _nonlocal_names(function: cst.FunctionDef) -> set[str]:
                 if type(small) in (cst.Nonlocal, cst.Global):
                     found.update(item.name.value for item in small.names)
     return found
+
+
+def _chain_root(node: cst.BaseExpression) -> str | None:
+    """``a`` of ``a.b.c`` (None when the chain does not start with a name)."""
+    while type(node) is cst.Attribute:
+        node = node.value
+    return node.value if type(node) is cst.Name else None
 
 
 def _module_name(names: FileNames, local: str) -> bool:

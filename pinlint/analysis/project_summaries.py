@@ -45,9 +45,9 @@ _MAX_KEPT_CLASSES = 4096
 _FUNCTION_COPIERS: dict[tuple[object, ...], tuple[SourceFile, bool]] = {}
 
 
-#: Text that may rebind a module's names other than by a statement a scan reads.
 #: A called plain name (``load_shard(`` but not ``self.load(`` or ``mod.load(``).
 _CALLED_NAME = re.compile(r"(?<![\w.])([A-Za-z_]\w*)[ \t]*\(")
+#: Text that may rebind a module's names other than by a statement a scan reads.
 _REBINDS_BY_NAME = re.compile(r"\bsetattr\(|\bsys\.modules\b|\bglobals\(\)|\bexec\(|def __getattr__")
 
 
@@ -117,6 +117,11 @@ class ProjectSummaries:
             key: tuple[str, str, bool] = (func.value, "", passes_host)
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             key = (func.value.value, func.attr.value, passes_host)
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute):
+            chain = _dotted(func.value)
+            if chain is None:
+                return None
+            key = (chain, func.attr.value, passes_host)
         else:
             return None
         if key not in self._functions:
@@ -191,7 +196,44 @@ class ProjectSummaries:
             if path is not None and self._patched_by_imports(names, func.attr.value, path):
                 return None
             return (path, func.attr.value, 0) if path is not None else None
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute):
+            chain = _dotted(func.value)
+            path = self._dotted_module(names, chain) if chain is not None else None
+            if path is None:
+                return None
+            here = self.modules.read(self.modules.path) if self.modules.path else None
+            if (here is not None and here.scan.assigned_elsewhere(func.attr.value)) or self._patched_by_imports(
+                names, func.attr.value, path
+            ):
+                return None  # the module's function may be replaced
+            return (path, func.attr.value, 0)
         return None
+
+    def _dotted_module(self, names: FileNames, module: str) -> str | None:
+        """The project file of ``module`` (``pkg.helpers``) called through in full after
+        ``import pkg.helpers``: the file imports it so, binds its first part only by such
+        imports, and no package on the way binds the next part to something else."""
+        root = module.split(".", 1)[0]
+        if (
+            (0, module) not in names.imported_modules
+            or names.modules.get(root) != root
+            or root in names.ambiguous_modules
+            or root in names.from_imports
+            or root in names.module_level_bindings
+            or root in LIBRARY_ROOTS
+        ):
+            return None
+        here = self.modules.read(self.modules.path) if self.modules.path else None
+        if here is not None and here.scan.reassigned(root):
+            return None  # assigned here too
+        path = self.modules.module_file(0, module)
+        parts = module.split(".")
+        for i in range(1, len(parts)):
+            package, name = ".".join(parts[:i]), parts[i]
+            found = self.modules.module_file(0, f"{package}.{name}")
+            if found is None or self._package_binds(0, package, name, found):
+                return None  # `pkg.helpers` is what the package's `__init__.py` binds, not the file
+        return path
 
     def _patched_by_imports(self, names: FileNames, attr: str, target: str) -> bool:
         """A project module this file imports assigns ``<module>.<attr> = ...``, ``<module>``
@@ -496,7 +538,44 @@ class ProjectSummaries:
             self._copiers[spelled] = self._may_copy(names, first, second) and self._copies_parameter(names, func)
             if self._copiers[spelled]:
                 spellings.add(spelled)
+        for module, attr in self._dotted_calls(names, text):
+            spelled = f"{module}.{attr}"
+            if spelled not in self._copiers:
+                chain: cst.BaseExpression = cst.Name(module.split(".")[0])
+                for part in module.split(".")[1:]:
+                    chain = cst.Attribute(chain, cst.Name(part))
+                self._copiers[spelled] = self._may_copy_dotted(module, attr) and self._copies_parameter(
+                    names, cst.Attribute(chain, cst.Name(attr))
+                )
+            if self._copiers[spelled]:
+                spellings.add(spelled)
         return spellings
+
+    def _dotted_calls(self, names: FileNames, text: str) -> set[tuple[str, str]]:
+        """``(pkg.helpers, f)`` for each ``pkg.helpers.f(`` in ``text`` after ``import
+        pkg.helpers`` (a project module called through in full)."""
+        found: set[tuple[str, str]] = set()
+        for level, module in names.imported_modules:
+            if level or "." not in module or f"{module}." not in text:
+                continue
+            if self._dotted_module(names, module) is None:
+                continue
+            found.update((module, attr) for attr in re.findall(rf"(?<![\w.]){re.escape(module)}\.(\w+)[ \t]*\(", text))
+        return found
+
+    def _may_copy_dotted(self, module: str, attr: str) -> bool:
+        """``_may_copy`` for ``pkg.helpers.f``."""
+        from pinlint.analysis.caller_triage import imported_may_copy
+
+        if self.modules.root is None:
+            return False
+        if self.modules.overlay:
+            return True  # (see _may_copy)
+        read: dict[str, str] = {}
+        found = imported_may_copy(self.modules.root, self.modules.path, 0, module, "", attr, read)
+        for path, digest in read.items():
+            self.modules.consulted.setdefault(path, digest)
+        return found
 
     def _project_calls(self, names: FileNames, text: str) -> set[tuple[str, str]]:
         """``_calls_of`` the file's project imports (its functions and its classes both ask)."""
@@ -675,8 +754,19 @@ _MAX_PATCH_MODULES = 64
 _AFTER_NAME = re.compile(r"(?:\.([A-Za-z_]\w*))?[ \t]*\(")
 
 
-#: ``name(`` not after a dot: a call of a plain name.
-_CALLED_NAME = re.compile(r"(?<![\w.])([A-Za-z_]\w*)[ \t]*\(")
+def _dotted(node: cst.BaseExpression) -> str | None:
+    """``a.b.c`` as text, for a chain of names only."""
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+#: Called like functions, never bound by a star import.
 _KEYWORDS = frozenset(keyword.kwlist) | {"print"}
 
 

@@ -515,6 +515,12 @@ class FileSummaries:
             if self.project is None or func.value.value in evaluator.env:
                 return None  # a local object's method, not a module's function
             return self._foreign(func, _passes_host(evaluator, call), wants)
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute) and self.project is not None:
+            # `pkg.helpers.f(...)` after `import pkg.helpers` (the project resolves the chain).
+            root = dotted(func.value)
+            if root is None or root.split(".", 1)[0] in evaluator.env:
+                return None  # not a module's chain, or a local object's attribute
+            return self._foreign(func, _passes_host(evaluator, call), wants)
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
             class_name = getattr(evaluator, "class_name", None)
             family = self.scan.family(class_name) if class_name else None
