@@ -248,7 +248,7 @@ class Cache:
             if entry.analysis is None or not self._dependencies_hold(entry):
                 return None
             return bool(entry.analysis.foreign)
-        depends_on = self._depends_on(raw)
+        depends_on = _indexed_reads(raw, self._reads)
         if depends_on is None:
             return None  # not a shape this version writes: read the file
         if not self._holds(depends_on):
@@ -261,7 +261,7 @@ class Cache:
         raw = self._raw.pop(entry.path, None)
         if raw is None:
             return entry.analysis is not None
-        depends_on = self._depends_on(raw)
+        depends_on = _indexed_reads(raw, self._reads)
         try:
             if depends_on is None:
                 raise datacodec.ShapeError("depends_on")
@@ -278,9 +278,6 @@ class Cache:
             return False
         entry.analysis = decoded
         return True
-
-    def _depends_on(self, raw: Any) -> list[tuple[str, str]] | None:
-        return _indexed_reads(raw, self._reads)
 
     def _current_entry(self, path: Path | str) -> FileResult | None:
         """The entry for ``path`` if the file is unchanged (same size and time, else same

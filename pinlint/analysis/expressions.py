@@ -1459,7 +1459,7 @@ class Evaluator:
                 self.summaries is not None
                 and self.summaries.project is not None
                 and type(func.value) is cst.Attribute
-                and _chain_root(func) not in self.env
+                and (dotted(func.value) or "").split(".", 1)[0] not in self.env
                 and self.summaries.project.function(self.file_names, func) is not None
             ):
                 return self._summarised(call)  # `pkg.helpers.f(...)` after `import pkg.helpers`
@@ -2184,13 +2184,6 @@ def _nonlocal_names(function: cst.FunctionDef) -> set[str]:
                 if type(small) in (cst.Nonlocal, cst.Global):
                     found.update(item.name.value for item in small.names)
     return found
-
-
-def _chain_root(node: cst.BaseExpression) -> str | None:
-    """``a`` of ``a.b.c`` (None when the chain does not start with a name)."""
-    while type(node) is cst.Attribute:
-        node = node.value
-    return node.value if type(node) is cst.Name else None
 
 
 def _module_name(names: FileNames, local: str) -> bool:

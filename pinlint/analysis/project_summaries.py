@@ -22,6 +22,7 @@ import libcst as cst
 from pinlint.analysis import objects
 from pinlint.analysis.names import AMBIGUOUS_IMPORT, LIBRARY_ROOTS, FileNames, project_imports
 from pinlint.analysis.project_modules import ModuleFiles, SourceFile
+from pinlint.analysis.scopes import dotted
 from pinlint.analysis.star_imports import provider as star_provider
 from pinlint.analysis.star_imports import star_imports
 from pinlint.safeio import lexically_within
@@ -118,7 +119,7 @@ class ProjectSummaries:
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             key = (func.value.value, func.attr.value, passes_host)
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute):
-            chain = _dotted(func.value)
+            chain = dotted(func.value)
             if chain is None:
                 return None
             key = (chain, func.attr.value, passes_host)
@@ -197,7 +198,7 @@ class ProjectSummaries:
                 return None
             return (path, func.attr.value, 0) if path is not None else None
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute):
-            chain = _dotted(func.value)
+            chain = dotted(func.value)
             path = self._dotted_module(names, chain) if chain is not None else None
             if path is None:
                 return None
@@ -458,6 +459,16 @@ class ProjectSummaries:
         if not star_imports(foreign.file.text) or name in foreign.names.modules:
             return None
         origin = ModuleFiles(self.modules.root, path, self.modules.overlay)
+        chosen = star_provider(foreign.file.text, name, self._module_text(origin))
+        self.modules.consulted.update(origin.consulted)
+        if chosen is None:
+            return None
+        target = origin.module_file(*chosen)
+        return self._defined(target, name, hops - 1, passes_host) if target is not None else None
+
+    def _module_text(self, origin: ModuleFiles) -> Callable[[int, str], str | None]:
+        """The text of a project module imported from ``origin``'s file (None: a library's, or
+        not found); for ``star_imports.provider``. What it reads is recorded."""
 
         def module_text(level: int, module: str) -> str | None:
             if not level and module.split(".", 1)[0] in LIBRARY_ROOTS:
@@ -466,12 +477,7 @@ class ProjectSummaries:
             read = self.modules.read(found) if found is not None else None
             return read.text if read is not None else None
 
-        chosen = star_provider(foreign.file.text, name, module_text)
-        self.modules.consulted.update(origin.consulted)
-        if chosen is None:
-            return None
-        target = origin.module_file(*chosen)
-        return self._defined(target, name, hops - 1, passes_host) if target is not None else None
+        return module_text
 
     def star_source(self, names: FileNames, local: str) -> tuple[int, str, str] | None:
         """Where a star import of the file checked (``from pkg.copiers import *``) binds
@@ -492,15 +498,7 @@ class ProjectSummaries:
             or here.scan.declared_global(local)
         ):
             return None  # no star import, or bound here otherwise (which binding holds is not known)
-
-        def module_text(level: int, module: str) -> str | None:
-            if not level and module.split(".", 1)[0] in LIBRARY_ROOTS:
-                return None
-            found = self.modules.module_file(level, module)
-            read = self.modules.read(found) if found is not None else None
-            return read.text if read is not None else None
-
-        chosen = star_provider(here.text, local, module_text)
+        chosen = star_provider(here.text, local, self._module_text(self.modules))
         if chosen is not None:
             self._starred[local] = (chosen[0], chosen[1], local)
         return self._starred[local]
@@ -541,11 +539,8 @@ class ProjectSummaries:
         for module, attr in self._dotted_calls(names, text):
             spelled = f"{module}.{attr}"
             if spelled not in self._copiers:
-                chain: cst.BaseExpression = cst.Name(module.split(".")[0])
-                for part in module.split(".")[1:]:
-                    chain = cst.Attribute(chain, cst.Name(part))
-                self._copiers[spelled] = self._may_copy_dotted(module, attr) and self._copies_parameter(
-                    names, cst.Attribute(chain, cst.Name(attr))
+                self._copiers[spelled] = self._imported_may_copy(0, module, "", attr) and self._copies_parameter(
+                    names, cst.parse_expression(spelled)
                 )
             if self._copiers[spelled]:
                 spellings.add(spelled)
@@ -561,20 +556,6 @@ class ProjectSummaries:
             if self._dotted_module(names, module) is None:
                 continue
             found.update((module, attr) for attr in re.findall(rf"(?<![\w.]){re.escape(module)}\.(\w+)[ \t]*\(", text))
-        return found
-
-    def _may_copy_dotted(self, module: str, attr: str) -> bool:
-        """``_may_copy`` for ``pkg.helpers.f``."""
-        from pinlint.analysis.caller_triage import imported_may_copy
-
-        if self.modules.root is None:
-            return False
-        if self.modules.overlay:
-            return True  # (see _may_copy)
-        read: dict[str, str] = {}
-        found = imported_may_copy(self.modules.root, self.modules.path, 0, module, "", attr, read)
-        for path, digest in read.items():
-            self.modules.consulted.setdefault(path, digest)
         return found
 
     def _project_calls(self, names: FileNames, text: str) -> set[tuple[str, str]]:
@@ -603,14 +584,6 @@ class ProjectSummaries:
         attribute ``second``) may name a project function or class that copies non_blocking.
         Most imported functions do not: this spares resolving them fully (which reads the
         modules that may patch them) and parsing them."""
-        from pinlint.analysis.caller_triage import imported_may_copy
-
-        if self.modules.root is None:
-            return False
-        if self.modules.overlay:
-            # The fix loop's candidate texts: the test reads the files on disk (and keeps its
-            # answers for the run); it is only a shortcut, so the full resolution answers here.
-            return True
         source = names.from_imports.get(first) or (None if second else self.star_source(names, first))
         if source is not None:
             if source == AMBIGUOUS_IMPORT:
@@ -620,8 +593,20 @@ class ProjectSummaries:
             level, module, name = 0, names.modules[first], ""
         else:
             return False
+        return self._imported_may_copy(level, module, name, second)
+
+    def _imported_may_copy(self, level: int, module: str, name: str, attribute: str) -> bool:
+        """``caller_triage.imported_may_copy`` for this file, the modules it read recorded."""
+        from pinlint.analysis.caller_triage import imported_may_copy
+
+        if self.modules.root is None:
+            return False
+        if self.modules.overlay:
+            # The fix loop's candidate texts: the test reads the files on disk (and keeps its
+            # answers for the run); it is only a shortcut, so the full resolution answers here.
+            return True
         read: dict[str, str] = {}
-        found = imported_may_copy(self.modules.root, self.modules.path, level, module, name, second, read)
+        found = imported_may_copy(self.modules.root, self.modules.path, level, module, name, attribute, read)
         for path, digest in read.items():
             self.modules.consulted.setdefault(path, digest)  # a cached "no" holds while they are unchanged
         return found
@@ -752,18 +737,6 @@ _MAX_PATCH_MODULES = 64
 
 #: What may follow an imported name in a call: ``.attr`` and the opening parenthesis.
 _AFTER_NAME = re.compile(r"(?:\.([A-Za-z_]\w*))?[ \t]*\(")
-
-
-def _dotted(node: cst.BaseExpression) -> str | None:
-    """``a.b.c`` as text, for a chain of names only."""
-    parts = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if not isinstance(node, cst.Name):
-        return None
-    parts.append(node.value)
-    return ".".join(reversed(parts))
 
 
 #: Called like functions, never bound by a star import.
