@@ -208,6 +208,8 @@ class Cache:
         self.dirty = False
         #: Current digests of other files the cached analyses depend on, asked once per run.
         self._current: dict[str, str] = {}
+        #: Whether a directory exists now (most recorded paths are absent, below missing ones).
+        self._directories: dict[str, bool] = {}
         self._by_abs: dict[str, FileResult] | None = None
 
     def _load(self) -> dict[str, FileResult]:
@@ -324,6 +326,8 @@ class Cache:
 
     def _digest_now(self, path: str) -> str:
         """What the analysis recorded for ``path`` (``ModuleFiles.consulted``), as it is now."""
+        if not self._directory_present(os.path.dirname(path)):
+            return ""  # below a missing directory (`src/` in a flat layout): one stat for them all
         try:
             info = os.stat(path)
         except OSError:
@@ -342,6 +346,17 @@ class Cache:
         except source.DecodeError:
             return ""
         return digest(data)
+
+    def _directory_present(self, directory: str) -> bool:
+        """Whether ``directory`` and every directory above it exist now (asked once each)."""
+        if not directory:
+            return True  # a relative path's directory: where the run is
+        known = self._directories.get(directory)
+        if known is None:
+            parent = os.path.dirname(directory)
+            known = (parent == directory or self._directory_present(parent)) and os.path.isdir(directory)
+            self._directories[directory] = known
+        return known
 
     def store(self, result: FileResult) -> None:
         if result.error is None and result.analysis is not None:

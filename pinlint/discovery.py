@@ -240,15 +240,16 @@ def _walk(
     while stack:
         directory, inherited = stack.pop()
         local = list(inherited)
-        if respect_gitignore:
-            ignore = GitIgnore.load(Path(directory))
-            if ignore:
-                local.append(ignore)
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError as exc:
             result.problems.append((directory, f"cannot list directory: {exc.strerror or exc}"))
             continue
+        # Only a directory that lists one has a .gitignore (most do not: no failed open each).
+        if respect_gitignore and any(entry.name == ".gitignore" for entry in entries):
+            ignore = GitIgnore.load(Path(directory))
+            if ignore:
+                local.append(ignore)
         subdirs = []
         for entry in entries:
             try:

@@ -156,6 +156,35 @@ def test_analyses_are_decoded_only_when_asked_for(tmp_path: Path) -> None:
     assert cache.reports_elsewhere(files["plain"]) is None
 
 
+def test_a_module_created_below_a_missing_directory_invalidates_the_entry(tmp_path: Path) -> None:
+    """Most places an analysis records as absent lie below directories that do not exist (a
+    ``src/`` of a flat layout): the cache asks the directory once, and sees the module once
+    it is created there, and a file that a directory stands where it was."""
+    from pinlint.cache import Cache
+    from pinlint.core.results import AnalysisSettings, FileAnalysis, FileResult
+
+    settings = AnalysisSettings(rules=("PIN001",))
+    main = tmp_path / "main.py"
+    main.write_text("x = 1\n")
+    places = [tmp_path / "src" / "lib" / "helpers.py", tmp_path / "lib" / "helpers.py", tmp_path / "other.py"]
+    cache = Cache(tmp_path / "cache", settings)
+    info = main.stat()
+    depends_on = [(str(p), "") for p in places]
+    analysis = FileAnalysis(depends_on=depends_on)
+    cache.store(FileResult(str(main), analysis, size=info.st_size, mtime_ns=info.st_mtime_ns, digest="d"))
+    cache.save()
+    assert Cache(tmp_path / "cache", settings).lookup(main) is not None  # all still absent
+    (tmp_path / "other.py").mkdir()  # a directory where the module was looked for: not a module
+    assert Cache(tmp_path / "cache", settings).lookup(main) is not None
+    (tmp_path / "src" / "lib").mkdir(parents=True)  # the directories alone change nothing
+    assert Cache(tmp_path / "cache", settings).lookup(main) is not None
+    (tmp_path / "src" / "lib" / "helpers.py").write_text("def make():\n    pass\n")
+    assert Cache(tmp_path / "cache", settings).lookup(main) is None
+    (tmp_path / "src" / "lib" / "helpers.py").unlink()
+    (tmp_path / "lib").write_text("")  # a file where a directory would be: still absent below it
+    assert Cache(tmp_path / "cache", settings).lookup(main) is not None
+
+
 def _a_finding():  # type: ignore[no-untyped-def]
     """A real finding (of `HOT`), to store as another file's."""
     from pinlint.core.results import AnalysisSettings

@@ -13,15 +13,20 @@ _TEST_DIRECTORIES = frozenset({"test", "tests", "testing"})
 def is_test_file(path: str, root: str) -> bool:
     """pytest's and unittest's conventions: ``test_*.py``, ``*_test.py``, ``conftest.py``, or a
     file under a ``tests``/``test``/``testing`` directory of the project."""
-    name = os.path.basename(path)
-    if name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py":
+    if is_test_name(os.path.basename(path)):
         return True
     # (Asked of every file of a project by a one-file run: each directory is worked out once.)
-    return _in_test_directory(os.path.dirname(path if os.path.isabs(path) else os.path.abspath(path)), root)
+    return in_test_directory(os.path.dirname(path if os.path.isabs(path) else os.path.abspath(path)), root)
+
+
+def is_test_name(name: str) -> bool:
+    """A file name that pytest or unittest collects (whatever its directory)."""
+    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
 
 
 @functools.lru_cache(maxsize=8192)
-def _in_test_directory(directory: str, root: str) -> bool:
+def in_test_directory(directory: str, root: str) -> bool:
+    """``directory`` (absolute) is, or is below, a test directory of the project at ``root``."""
     base = os.path.abspath(root)
     inside = directory[len(base) :] if directory.startswith(base) else directory
     return any(part in _TEST_DIRECTORIES for part in inside.split(os.sep))

@@ -175,7 +175,7 @@ def _project_files(
     """The ``.py`` files outside the run that a run on the whole project would check with this
     root (the same exclusions and ``.gitignore`` rules; not below a nested configuration, whose
     files are checked as a project of their own), and that can import the targets (bounded)."""
-    from pinlint.analysis.test_files import is_test_file
+    from pinlint.analysis.test_files import in_test_directory, is_test_name
     from pinlint.config import config_here
     from pinlint.discovery import discover
     from pinlint.fix.project import _MAX_FILES
@@ -209,14 +209,23 @@ def _project_files(
         return answer
 
     covered_prefixes = tuple(c.rstrip(os.sep) + os.sep for c in covered)
+    root_text = str(root)
+    # Whether a directory's files are out (tests, or another project's), once per directory: a
+    # one-file run asks it of every file of the project (the walk's paths are absolute).
+    skipped: dict[str, bool] = {}
     others: list[str] = []
     for path in found.texts:
         if path in run_paths or (covered_prefixes and path.startswith(covered_prefixes)):
             continue  # in the run already
-        if is_test_file(path, str(root)):
+        directory, _, name = path.rpartition(os.sep)
+        if is_test_name(name):
             continue  # a test reports only into itself (see test_files)
-        if own_project(os.path.dirname(path)):
-            continue  # checked with its own configuration and root by a whole run
+        skip = skipped.get(directory)
+        if skip is None:
+            # A test directory, or one checked with its own configuration and root by a whole run.
+            skip = skipped[directory] = in_test_directory(directory, root_text) or own_project(directory)
+        if skip:
+            continue
         others.append(path)
         if len(others) > _MAX_FILES:
             break  # a bound: a huge tree is not read whole for one file
