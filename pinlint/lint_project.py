@@ -84,7 +84,18 @@ def project_summaries(  # type: ignore[no-untyped-def]
 
         summaries = FileSummaries(file_names, file.lines, rules.listened, make, scan=file.scan, parses=file.parses)
         summaries.path = file.path
+        # Its calls into further files resolve from where it is (`send_batch` in wrap.py calls
+        # `upload` imported there); the depth bound spans files.
+        summaries.project = view(file.path)
         return summaries
+
+    def view(file_path: str) -> ProjectSummaries:
+        """The project as seen from another of its files: its imports resolve from there; the
+        files read and parsed are the analysis's (one summary each; what was read is recorded)."""
+        seen = ProjectSummaries(ModuleFiles(settings.project_root, file_path, overlay), make_summaries, wants)
+        seen.files = project.files
+        seen.modules.consulted = project.modules.consulted
+        return seen
 
     tokens: dict[int, SourceTokens] = {}
 
@@ -100,4 +111,5 @@ def project_summaries(  # type: ignore[no-untyped-def]
         # asked about that helper: `ProjectSummaries._wants_function`.)
         return found.search(function_text)
 
-    return ProjectSummaries(ModuleFiles(settings.project_root, path, overlay), make_summaries, wants)
+    project = ProjectSummaries(ModuleFiles(settings.project_root, path, overlay), make_summaries, wants)
+    return project

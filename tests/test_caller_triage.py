@@ -94,6 +94,22 @@ def test_a_copier_gaining_its_copy_invalidates_the_cached_caller(tmp_path: Path)
     assert _check(project, ".", *cache, cache=True) == []
 
 
+def test_a_copier_behind_a_wrapper_in_a_third_module_is_followed_and_recorded(tmp_path: Path) -> None:
+    # main.py -> wrap.send (no copy, no torch) -> helpers.upload (the copy): the caller is kept,
+    # and what its answer read (the wrapper's module, the copier's) invalidates it when changed.
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    project = tmp_path / "p"
+    wrap = "from helpers import upload\n\n\ndef send(t, dev):\n    return upload(t, dev)\n"
+    main = _CALLER.replace("from helpers import upload", "from wrap import send").replace("upload(", "send(")
+    _tree(project, {"pyproject.toml": "[tool.pinlint]\n", "helpers.py": _BLOCKING, "wrap.py": wrap, "main.py": main})
+    assert _check(project, ".", *cache, cache=True) == []
+    (project / "helpers.py").write_text(_COPIER)
+    for paths in (["main.py"], ["."]):
+        assert _where(_check(project, *paths, *cache, cache=True), project) == [("main.py", 6)], paths
+    (project / "wrap.py").write_text(wrap.replace("upload(t, dev)", "upload(t.pin_memory(), dev)"))
+    assert _check(project, "main.py", *cache, cache=True) == []
+
+
 def test_a_copier_module_appearing_invalidates_the_cached_caller(tmp_path: Path) -> None:
     cache = ["--cache-dir", str(tmp_path / "cache")]
     project = tmp_path / "p"

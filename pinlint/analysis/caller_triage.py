@@ -172,33 +172,47 @@ def _calls(entries: frozenset[str], text: str) -> bool:
     return FUNCTION in entries or any(m in _RUN_UNNAMED or f".{m}(" in text for m in entries)
 
 
-def _may_copy(resolver: _Resolver, path: str, name: str, hops: int, read: dict[str, str]) -> frozenset[str]:
+#: How many functions of other modules may stand between a call and the copy: `send_batch`
+#: (pkg/wrap.py) calls `upload`, imported there from pkg/copiers.py, which copies.
+WRAPPERS = 1
+
+
+def _may_copy(
+    resolver: _Resolver, path: str, name: str, hops: int, read: dict[str, str], wrappers: int = WRAPPERS
+) -> frozenset[str]:
     """Whether the module file ``path`` defines ``name`` (or re-exports it, ``hops`` links deep)
-    as a function or class that may copy non_blocking: ``{FUNCTION}``, the class's methods that
+    as a function or class that may copy non_blocking (itself, or through ``wrappers`` levels of
+    functions imported from other project modules): ``{FUNCTION}``, the class's methods that
     may, or nothing (the answer, and the files it read, memoised for the run)."""
-    key = (path, name, hops)
+    key = (path, name, hops, wrappers)
     known = resolver.answers.get(key)
     if known is None:
         reads: dict[str, str] = {}
-        known = resolver.answers[key] = (_copies(resolver, path, name, hops, reads), reads)
+        known = resolver.answers[key] = (_copies(resolver, path, name, hops, reads, wrappers), reads)
     read.update(known[1])
     return known[0]
 
 
-def _copies(resolver: _Resolver, path: str, name: str, hops: int, read: dict[str, str]) -> frozenset[str]:
+def _copies(
+    resolver: _Resolver, path: str, name: str, hops: int, read: dict[str, str], wrappers: int
+) -> frozenset[str]:
     file = shared_read(path)
     read[path] = file.digest if file is not None else ""
     if file is None:
         return frozenset()
     facts = _facts(file)
     if name in facts.defined:
-        if "non_blocking" not in file.text:
-            return frozenset()  # nothing in this module copies asynchronously
-        functions = [line for line, indented in file.scan.defs(name) if not indented]
-        if any(not file.copy_free(line) for line in functions):
+        copies = "non_blocking" in file.text
+        if copies and any(not file.copy_free(line) for line in _functions(file, name)):
             return frozenset({FUNCTION})
-        if not file.scan.top_level_classes(name):
-            return frozenset()
+        if (
+            wrappers > 0
+            and _imported_copiers(resolver, file, wrappers - 1, read)  # (most modules import none)
+            and any(_forwards(resolver, file, line, wrappers - 1, read) for line in _functions(file, name))
+        ):
+            return frozenset({FUNCTION})  # it calls an imported function that may copy
+        if not copies or not file.scan.top_level_classes(name):
+            return frozenset()  # (nothing in this module copies asynchronously)
         return frozenset(m for m, start in file.scan.methods_run_by_instances(name) if not file.copy_free(start))
     source = facts.imported.get(name) if hops > 0 else None
     if source is None and hops > 0 and name not in facts.twice:
@@ -209,7 +223,53 @@ def _copies(resolver: _Resolver, path: str, name: str, hops: int, read: dict[str
     if not level and module.split(".", 1)[0] in LIBRARY_ROOTS:
         return frozenset()
     target = resolver.module_file(os.path.dirname(path), level, module, read)
-    return _copies(resolver, target, original, hops - 1, read) if target is not None else frozenset()
+    return _copies(resolver, target, original, hops - 1, read, wrappers) if target is not None else frozenset()
+
+
+def forwards_to_copier(root: str, file: SourceFile, start: int, read: dict[str, str]) -> bool:
+    """The function whose ``def`` is on 0-based line ``start`` of ``file`` calls a function
+    imported by name from a project module that may copy non_blocking (it may hand its
+    parameters on to that copy). The files read go to ``read``."""
+    return _forwards(_resolver(root), file, start, WRAPPERS - 1, read)
+
+
+def _functions(file: SourceFile, name: str) -> list[int]:
+    """The module-level ``def``s of ``name`` in ``file`` (0-based lines)."""
+    return [line for line, indented in file.scan.defs(name) if not indented]
+
+
+def _forwards(resolver: _Resolver, file: SourceFile, start: int, wrappers: int, read: dict[str, str]) -> bool:
+    from pinlint.analysis.triage import segment_for, segment_text
+
+    copiers = _imported_copiers(resolver, file, wrappers, read)
+    if not copiers:
+        return False  # (most modules: asked once each)
+    own = segment_text(file.lines, segment_for(file.lines, start))
+    return own is not None and not copiers.isdisjoint(_CALLED_NAME.findall(own))
+
+
+def _imported_copiers(resolver: _Resolver, file: SourceFile, wrappers: int, read: dict[str, str]) -> frozenset[str]:
+    """The functions ``file`` imports by name from project modules, and calls, that may copy
+    (memoised for the run, with the files read to decide)."""
+    key = (file.path, file.digest, wrappers)
+    known = resolver.imported_copiers.get(key)
+    if known is None:
+        reads: dict[str, str] = {}
+        found = set()
+        directory = os.path.dirname(file.path)
+        for name, (level, module, original) in sorted(_facts(file).imported.items()):
+            if not level and module.split(".", 1)[0] in LIBRARY_ROOTS:
+                continue  # torch, numpy, the standard library: never the project's code
+            if f"{name}(" not in file.text:
+                continue  # never called here
+            target = resolver.module_file(directory, level, module, reads)
+            if target is not None and FUNCTION in _may_copy(
+                resolver, target, original, _MAX_REEXPORTS, reads, wrappers
+            ):
+                found.add(name)
+        known = resolver.imported_copiers[key] = (frozenset(found), reads)
+    read.update(known[1])
+    return known[0]
 
 
 def _star_source(
@@ -278,7 +338,8 @@ class _Resolver:
         self._tops: dict[tuple[str, str], bool] = {}
         self._submodules: dict[tuple[str, str], bool] = {}
         #: (module file, name, re-exports followed) -> (whether it may copy, the files read).
-        self.answers: dict[tuple[str, str, int], tuple[frozenset[str], dict[str, str]]] = {}
+        self.answers: dict[tuple[str, str, int, int], tuple[frozenset[str], dict[str, str]]] = {}
+        self.imported_copiers: dict[tuple[str, str, int], tuple[frozenset[str], dict[str, str]]] = {}
 
     def may_be_submodule(self, path: str, name: str) -> bool:
         """``from <package> import <name>`` may bind a submodule: the package's ``__init__.py``

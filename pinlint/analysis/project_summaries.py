@@ -103,6 +103,8 @@ class ProjectSummaries:
         self._module_host_constants: dict[tuple[str, str], bool] = {}
         #: (file, def line, helper levels) -> whether that function is worth parsing for a caller.
         self._wanted: dict[tuple[str, int, int], bool] = {}
+        #: (file, def line) -> whether that function calls an imported function that may copy.
+        self._forwarding: dict[tuple[str, int], bool] = {}
         #: name -> where a star import of the file checked binds it from (None: none, or unknown).
         self._starred: dict[str, tuple[int, str, str] | None] = {}
 
@@ -424,8 +426,12 @@ class ProjectSummaries:
         if len(starts) == 1:
             if passes_host and self._computes(foreign, starts[0]):
                 return foreign, starts[0]
-            if "torch" not in foreign.file.text and "non_blocking" not in foreign.file.text:
-                return None  # a file without torch builds no tensors (but may copy them)
+            if (
+                "torch" not in foreign.file.text
+                and "non_blocking" not in foreign.file.text
+                and not self.forwards(path, starts[0])
+            ):
+                return None  # a file without torch builds no tensors (but may copy them, or call a copier)
             return (foreign, starts[0]) if self._wants_function(foreign, starts[0]) else None
         if starts or hops <= 0:
             return None  # defined several times (overloads, branches): which one is unknown
@@ -595,6 +601,27 @@ class ProjectSummaries:
             return False
         return self._imported_may_copy(level, module, name, second)
 
+    def forwards(self, path: str, start: int) -> bool:
+        """``caller_triage.forwards_to_copier`` for the function at ``start`` of the project file
+        ``path``: it calls an imported function that may copy (the modules read recorded)."""
+        from pinlint.analysis.caller_triage import forwards_to_copier
+
+        if self.modules.root is None:
+            return False
+        if self.modules.overlay:
+            return True  # the fix loop's candidate texts: the full resolution answers (see below)
+        key = (path, start)
+        known = self._forwarding.get(key)
+        if known is None:
+            file = self.modules.read(path)
+            read: dict[str, str] = {}
+            known = self._forwarding[key] = file is not None and forwards_to_copier(
+                self.modules.root, file, start, read
+            )
+            for read_path, digest in read.items():
+                self.modules.consulted.setdefault(read_path, digest)
+        return known
+
     def _imported_may_copy(self, level: int, module: str, name: str, attribute: str) -> bool:
         """``caller_triage.imported_may_copy`` for this file, the modules it read recorded."""
         from pinlint.analysis.caller_triage import imported_may_copy
@@ -648,14 +675,16 @@ class ProjectSummaries:
             if read is None:
                 return False
             starts = [line for line, indented in read.scan.defs(target[1]) if not indented]
-            if len(starts) == 1 and read.copy_free(starts[0]):
-                return False  # defined there, without a copy in it (checked before resolving it fully)
+            if len(starts) == 1 and read.copy_free(starts[0]) and not self.forwards(target[0], starts[0]):
+                # Defined there, without a copy in it nor a call of an imported copier (checked
+                # before resolving it fully).
+                return False
         # (No target: `Up.send`, a static or class method of an imported class, if anything.)
         found = self.function(names, func)
         if found is None:
             return False
         foreign, start = found
-        if foreign.file.copy_free(start):
+        if foreign.file.copy_free(start) and not self.forwards(foreign.file.path, start):
             return False  # no copy in it (through a re-export: another file's function)
         taught = foreign.summaries.names
         key = (foreign.file.path, start, foreign.summaries.listened, taught.pinned_functions, taught.host_functions)
@@ -694,7 +723,9 @@ class ProjectSummaries:
             return self._wanted[key]
         self._wanted[key] = False  # (a function calling itself)
         text = segment_text(foreign.file.lines, segment_for(foreign.file.lines, start))
-        wanted = text is not None and self._wants(foreign.names, foreign.file.text, text)
+        wanted = text is not None and (
+            self._wants(foreign.names, foreign.file.text, text) or self.forwards(foreign.file.path, start)
+        )
         if not wanted and text is not None and helpers > 0 and "return" in text:
             for name in sorted(set(_CALLED_NAME.findall(text))):
                 starts = [line for line, indented in foreign.file.scan.defs(name) if not indented]

@@ -572,7 +572,10 @@ class FileSummaries:
         if wants is None or start in self._parsed:
             return True
         if wants is MAY_COPY:
-            return may_copy(self.lines, self.text, self.scan, start, self._may_copy)
+            if may_copy(self.lines, self.text, self.scan, start, self._may_copy):
+                return True
+            # Or it hands its parameters on to a copy in another module (a wrapper).
+            return self.project is not None and self.path is not None and self.project.forwards(self.path, start)
         if start not in self._sources:
             self._sources[start] = segment_text(self.lines, segment_for(self.lines, start))
         source = self._sources[start]
