@@ -62,7 +62,9 @@ class SourceTokens:
         method stores in ``self.``), and the segment reads ``self.`` attributes or calls a
         function defined here."""
         if self._file_has_source is None:
-            self._file_has_source = self.search(text) or (cross_file and self.calls_imported(text))
+            self._file_has_source = self.search(text) or (
+                cross_file and (self.calls_imported(text) or self._derives_from_imported(text))
+            )
             self._defined = frozenset(_DEF_NAME.findall(text))
         if not self._file_has_source:
             return False
@@ -72,13 +74,26 @@ class SourceTokens:
         # large file takes longer to compile than the search saves).
         return bool(self._defined) and not self._defined.isdisjoint(_CALLED_WORD.findall(segment))
 
+    def _derives_from_imported(self, text: str) -> bool:
+        """A class of the file derives from a name imported from the project (its base's methods
+        may set the ``self.`` attributes a method here copies)."""
+        imported = project_imports(self._names)
+        return bool(imported) and any(
+            base.split("[", 1)[0].strip() in imported
+            for bases in _CLASS_BASES.findall(text)
+            for base in bases.split(",")
+        )
+
 
 _CALLED_WORD = re.compile(r"\b(\w+)\(")
+#: The bases of a ``class`` statement written on one line.
+_CLASS_BASES = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)", re.M)
 _DEF_NAME = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 
 
 def may_build_tensors(data: bytes) -> bool:
     """Whether a function of this file may return a host tensor another file copies (a file
     the whole-project analysis could report into): it names torch and returns something, which
-    it builds or computes from what a caller passes (``return a[1:] - a[:-1]``)."""
-    return b"torch" in data and b"return" in data
+    it builds or computes from what a caller passes (``return a[1:] - a[:-1]``), or a method
+    stores one in ``self.`` (read by a subclass's method in another file)."""
+    return b"torch" in data and (b"return" in data or b"self." in data)

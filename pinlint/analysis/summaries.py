@@ -322,6 +322,8 @@ class FileSummaries:
         lines = self.scan.attribute_lines(class_name, attr)
         if lines is None or self._registered_by_foreign_base(class_name, attr):
             return None
+        if not lines:
+            return self._inherited_attribute(class_name, attr)
         values: list[Value] = []
         for line in lines:
             value = self._assigned(line, key, asking)
@@ -370,6 +372,32 @@ class FileSummaries:
                 return None  # stored something other than a list (dict) it builds: unknown
             values.append(found)
         return frozenset().union(*values) or None
+
+    def _inherited_attribute(self, class_name: str, attr: str) -> Value | None:
+        """``self.<attr>`` that no class of this file's family assigns: what the methods of its
+        one base class from another project file assign (`class Sub(Base)`, `Base.__init__`
+        setting `self.cpu_buf`), or None (unknown)."""
+        if self.project is None:
+            return None
+        here = {c.name for c in self.scan.classes()}
+        bases = {b.split("[", 1)[0].strip() for c in self.scan.family(class_name) or () for b in c.bases}
+        elsewhere = bases - here - _ATTRIBUTE_FREE_BASES
+        if len(elsewhere) != 1:
+            return None  # no base from elsewhere, or several (a mixin may assign it too)
+        [base] = elsewhere
+        if not base.isidentifier():
+            return None  # `mixins.Base`, `metaclass=...`: not followed
+        target = self.project.target(self.names, cst.Name(base))
+        foreign = self.project.file(target[0]) if target is not None and target[0] != self.path else None
+        if foreign is None or len(foreign.file.scan.top_level_classes(target[1])) != 1:  # type: ignore[index]
+            return None  # not one class of a project file
+        owner = foreign.summaries
+        saved = owner.depth
+        owner.depth = max(saved, self.depth + 1)  # the depth bound spans files
+        try:
+            return owner.class_attribute(target[1], attr)  # type: ignore[index]
+        finally:
+            owner.depth = saved
 
     def _registered_by_foreign_base(self, class_name: str, attr: str) -> bool:
         """A base class imported from another project file may register ``attr`` as a buffer or
@@ -1373,6 +1401,10 @@ def _arguments(
 def _spelled(name: str) -> str:
     """A pattern for a call of ``name`` (``helpers.f``, or ``f`` perhaps as ``self.f``)."""
     return re.escape(name) if "." in name else r"(?:self\.)?" + re.escape(name)
+
+
+#: Bases that assign no attribute a subclass's method reads by name (`self.cpu_buf`).
+_ATTRIBUTE_FREE_BASES = frozenset({"object", "ABC", "nn.Module", "torch.nn.Module", "Module"})
 
 
 #: A test of a function's text: whether parsing it may change an answer.
