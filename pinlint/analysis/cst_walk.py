@@ -47,7 +47,10 @@ def mentioned(node: cst.CSTNode) -> set[str]:
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """A node's child nodes, read from its fields: libcst's ``children`` runs a whole visitor
     per node, which costs more than the walk it serves. What a field's type is (node, sequence,
-    other) is looked up per type: ``isinstance`` against libcst's abstract classes is slow."""
+    other) is looked up per type: ``isinstance`` against libcst's abstract classes is slow.
+
+    Trivia are left out: whitespace, comments, brackets, commas and operator tokens (no walk
+    of the analysis or the fixer looks for them, and they are about half of a tree's nodes)."""
     out: list[cst.CSTNode] = []
     fields = _FIELDS.get(type(node))
     if fields is None:
@@ -68,8 +71,37 @@ _NODE, _SEQUENCE, _OTHER = "node", "sequence", "other"
 _FIELDS: dict[type, tuple[str, ...]] = {}
 _KINDS: dict[type, str] = {}
 
+#: Nodes that hold only layout: whitespace, comments, brackets, separators, operator tokens.
+_TRIVIA: tuple[type, ...] = (
+    cst.BaseParenthesizableWhitespace,
+    cst.TrailingWhitespace,
+    cst.EmptyLine,
+    cst.Newline,
+    cst.Comment,
+    cst.LeftParen,
+    cst.RightParen,
+    cst.LeftSquareBracket,
+    cst.RightSquareBracket,
+    cst.LeftCurlyBrace,
+    cst.RightCurlyBrace,
+    cst.Comma,
+    cst.Dot,
+    cst.Colon,
+    cst.Semicolon,
+    cst.AssignEqual,
+    cst.ImportStar,
+    cst.BaseBinaryOp,
+    cst.BaseUnaryOp,
+    cst.BaseBooleanOp,
+    cst.BaseCompOp,
+    cst.BaseAugOp,
+)
+
 
 def _kind(kind: type) -> str:
-    found = _NODE if issubclass(kind, cst.CSTNode) else _SEQUENCE if issubclass(kind, (tuple, list)) else _OTHER
+    if issubclass(kind, cst.CSTNode):
+        found = _OTHER if issubclass(kind, _TRIVIA) else _NODE
+    else:
+        found = _SEQUENCE if issubclass(kind, (tuple, list)) else _OTHER
     _KINDS[kind] = found
     return found
