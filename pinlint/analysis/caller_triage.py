@@ -69,7 +69,7 @@ def calls_project_copier(text: str, path: str, root: str) -> tuple[bool, dict[st
             # nothing, never the reverse).
             if (
                 target is not None
-                and f"{local}(" in text
+                and (f"{local}(" in text or derived_from(local, text))
                 and _calls(_may_copy(resolver, target, name, _MAX_REEXPORTS, read), text)
             ):
                 return True, read
@@ -93,6 +93,14 @@ def calls_project_copier(text: str, path: str, root: str) -> tuple[bool, dict[st
         if target is not None and _calls_copier_of(resolver, target, local, text, read):
             return True, read
     return False, read
+
+
+def derived_from(local: str, text: str) -> bool:
+    """A class of ``text`` names ``local`` among its bases (`class Inherit(Sender):`): its
+    objects run the base's methods."""
+    if f"({local}" not in text and f", {local}" not in text:
+        return False  # (a substring test first: most imported names are no base)
+    return re.search(rf"^[ \t]*class[ \t]+\w+[ \t]*\([^)]*(?<![\w.]){re.escape(local)}\b", text, re.M) is not None
 
 
 def _at_line_start(text: str, offset: int) -> bool:

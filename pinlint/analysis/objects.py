@@ -274,7 +274,43 @@ def method(summaries: FileSummaries, base: Value, name: str) -> tuple[FileSummar
         # `G3().send(t)`: an object made by calling the class itself runs the class's own
         # method, whatever its bases (an abstract `send`) or subclasses define.
         start = owner.scan.own_method_start(class_name, name)
+    if start is None and all(_made_by_calling(o.node, class_name) for o in base):
+        return _inherited_method(summaries, owner, class_name, name)
     return (owner, start) if start is not None else None
+
+
+def _inherited_method(
+    summaries: FileSummaries, owner: FileSummaries, class_name: str, name: str
+) -> tuple[FileSummaries, int] | None:
+    """``Inherit(dev).send(t)``: method ``name`` that no class of ``class_name``'s family (in
+    ``owner``'s file) defines, of its one base from another project file, when nothing the
+    subclass defines can change what that base's methods do: the base class's text names, as
+    ``self.<x>``, no method or attribute the family defines or assigns (an override it would
+    dispatch to, a buffer it would replace)."""
+    family = owner.scan.family(class_name) or []
+    if summaries.scan.names_dynamic_dispatch() or owner.scan.names_dynamic_dispatch():
+        return None  # `setattr`, `__class__`, a metaclass...: which function runs is not known
+    if any(indented and any(c.start < line < c.end for c in family) for line, indented in owner.scan.defs(name)):
+        return None  # defined in the family (an override, or several defs): not inherited
+    found = owner.foreign_base(class_name)
+    if found is None:
+        return None
+    base_summaries, base_name = found
+    [base_class] = base_summaries.scan.top_level_classes(base_name)
+    start = base_summaries.scan.method_start(base_name, name)
+    if start is None or not base_class.start < start < base_class.end:
+        return None  # not one def of that name in the base class's own body
+    own_text = "".join(line for c in family for line in owner.lines[c.start : c.end])
+    defined = set(_DEFINED_IN_CLASS.findall(own_text)) | set(_ASSIGNED_TO_SELF.findall(own_text))
+    read_by_base = set(_READ_FROM_SELF.findall("".join(base_summaries.lines[base_class.start : base_class.end])))
+    if defined & read_by_base:
+        return None  # the subclass defines what the base's methods read through `self`
+    return base_summaries, start
+
+
+_DEFINED_IN_CLASS = re.compile(r"^[ \t]+(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+_ASSIGNED_TO_SELF = re.compile(r"\bself\.(\w+)[ \t]*(?:[-+*/%@&|^]|//|\*\*|<<|>>)?=(?!=)")
+_READ_FROM_SELF = re.compile(r"\bself\.(\w+)")
 
 
 def _made_by_calling(node: cst.CSTNode | None, class_name: str) -> bool:

@@ -574,10 +574,18 @@ class ProjectSummaries:
         """The methods of the project classes this file imports by name and constructs
         (``Up(dev)``) that copy one of their parameters non_blocking: a caller of ``obj.send(t)``
         here hands them ``t`` (the object's class is checked where the call is analysed)."""
+        from pinlint.analysis.caller_triage import derived_from
+
         found: set[str] = set()
-        for first, second in self._project_calls(names, text):
-            if second or (first not in names.from_imports and self.star_source(names, first) is None):
-                continue  # `mod.Up(...)`: not followed (its objects are resolved the same way, rarer)
+        constructed = {
+            first
+            for first, second in self._project_calls(names, text)
+            # (`mod.Up(...)`: not followed; its objects are resolved the same way, rarer)
+            if not second and (first in names.from_imports or self.star_source(names, first) is not None)
+        }
+        # `class Inherit(Up): ...`, then `Inherit(dev).send(t)`: the base's methods run.
+        derived = {local for local in names.from_imports if local not in constructed and derived_from(local, text)}
+        for first in sorted(constructed | derived):
             if first not in self._class_copiers:
                 self._class_copiers[first] = (
                     self._copying_methods(names, first) if self._may_copy(names, first, "") else set()

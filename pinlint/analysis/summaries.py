@@ -377,27 +377,39 @@ class FileSummaries:
         """``self.<attr>`` that no class of this file's family assigns: what the methods of its
         one base class from another project file assign (`class Sub(Base)`, `Base.__init__`
         setting `self.cpu_buf`), or None (unknown)."""
+        found = self.foreign_base(class_name)
+        if found is None:
+            return None
+        owner, base_name = found
+        saved = owner.depth
+        owner.depth = max(saved, self.depth + 1)  # the depth bound spans files
+        try:
+            return owner.class_attribute(base_name, attr)
+        finally:
+            owner.depth = saved
+
+    def foreign_base(self, class_name: str) -> tuple[FileSummaries, str] | None:
+        """The summaries of the other project file that defines the one base of ``class_name``'s
+        family (in this file) not defined here, and its name there; None when there is none, or
+        several (a mixin may define what the other defines), or it is not one class of a project
+        file. Bases that define nothing a subclass reads by name (``nn.Module``) do not count."""
         if self.project is None:
             return None
         here = {c.name for c in self.scan.classes()}
-        bases = {b.split("[", 1)[0].strip() for c in self.scan.family(class_name) or () for b in c.bases}
-        elsewhere = bases - here - _ATTRIBUTE_FREE_BASES
+        written = {
+            b.split("[", 1)[0].strip() for c in self.scan.family(class_name) or () for b in (c.written or c.bases)
+        }
+        elsewhere = {b for b in written if b.rsplit(".", 1)[-1] not in here} - _ATTRIBUTE_FREE_BASES
         if len(elsewhere) != 1:
-            return None  # no base from elsewhere, or several (a mixin may assign it too)
+            return None
         [base] = elsewhere
         if not base.isidentifier():
             return None  # `mixins.Base`, `metaclass=...`: not followed
         target = self.project.target(self.names, cst.Name(base))
         foreign = self.project.file(target[0]) if target is not None and target[0] != self.path else None
         if foreign is None or len(foreign.file.scan.top_level_classes(target[1])) != 1:  # type: ignore[index]
-            return None  # not one class of a project file
-        owner = foreign.summaries
-        saved = owner.depth
-        owner.depth = max(saved, self.depth + 1)  # the depth bound spans files
-        try:
-            return owner.class_attribute(target[1], attr)  # type: ignore[index]
-        finally:
-            owner.depth = saved
+            return None
+        return foreign.summaries, target[1]  # type: ignore[index]
 
     def _registered_by_foreign_base(self, class_name: str, attr: str) -> bool:
         """A base class imported from another project file may register ``attr`` as a buffer or
