@@ -98,9 +98,24 @@ def calls_project_copier(text: str, path: str, root: str) -> tuple[bool, dict[st
 def derived_from(local: str, text: str) -> bool:
     """A class of ``text`` names ``local`` among its bases (`class Inherit(Sender):`): its
     objects run the base's methods."""
-    if f"({local}" not in text and f", {local}" not in text:
-        return False  # (a substring test first: most imported names are no base)
-    return re.search(rf"^[ \t]*class[ \t]+\w+[ \t]*\([^)]*(?<![\w.]){re.escape(local)}\b", text, re.M) is not None
+    return local in _class_bases(text)
+
+
+#: The text last asked about, and the bases its classes name (every imported name of a file is
+#: asked about: the file is scanned once).
+_BASES_MEMO: list[object] = [None, frozenset()]
+#: A ``class`` statement's bases, as written on its line.
+_CLASS_BASES = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)", re.M)
+
+
+def _class_bases(text: str) -> frozenset[str]:
+    if _BASES_MEMO[0] is not text:
+        names = set()
+        if "class" in text:
+            for bases in _CLASS_BASES.findall(text):
+                names.update(b.split("[", 1)[0].strip() for b in bases.split(","))
+        _BASES_MEMO[0], _BASES_MEMO[1] = text, frozenset(names)
+    return _BASES_MEMO[1]  # type: ignore[return-value]
 
 
 def _at_line_start(text: str, offset: int) -> bool:
