@@ -76,6 +76,19 @@ def test_one_file_runs_equal_the_whole_project_run(project: Path, cache: bool) -
             assert alone == [f for f in whole if f[0] == relative], relative
 
 
+@pytest.mark.parametrize(
+    "case", ["pin001_wrappers_across_files", "pin001_inherited_attributes", "pin001_inherited_methods"]
+)
+def test_one_file_runs_of_the_cross_file_shapes_equal_the_whole_run(tmp_path: Path, case: str) -> None:
+    # The construction's file reports what another file's copy reaches (a base class's buffer:
+    # its file names no `return`), and the caller's file what it hands two modules away.
+    work, _texts, _expected = _prepare(FIXTURES / case, tmp_path)
+    whole = _summary(_check(work, "."), work)
+    assert whole
+    for relative in sorted(p.relative_to(work).as_posix() for p in work.rglob("*.py")):
+        assert _summary(_check(work, relative), work) == [f for f in whole if f[0] == relative], relative
+
+
 def test_the_copy_in_another_file_is_a_related_location(project: Path) -> None:
     diagnostics = _check(project, ".")
     helper = next(d for d in diagnostics if d["filename"].endswith("helpers.py") and d["location"]["row"] == 7)

@@ -22,6 +22,7 @@ import re
 
 from pinlint.analysis.names import LIBRARY_ROOTS
 from pinlint.analysis.project_modules import SourceFile, shared_read
+from pinlint.analysis.source_tokens import derived_from
 from pinlint.analysis.star_imports import provider as star_provider
 from pinlint.analysis.star_imports import star_imports
 from pinlint.analysis.test_files import is_test_file
@@ -93,29 +94,6 @@ def calls_project_copier(text: str, path: str, root: str) -> tuple[bool, dict[st
         if target is not None and _calls_copier_of(resolver, target, local, text, read):
             return True, read
     return False, read
-
-
-def derived_from(local: str, text: str) -> bool:
-    """A class of ``text`` names ``local`` among its bases (`class Inherit(Sender):`): its
-    objects run the base's methods."""
-    return local in _class_bases(text)
-
-
-#: The text last asked about, and the bases its classes name (every imported name of a file is
-#: asked about: the file is scanned once).
-_BASES_MEMO: list[object] = [None, frozenset()]
-#: A ``class`` statement's bases, as written on its line.
-_CLASS_BASES = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)", re.M)
-
-
-def _class_bases(text: str) -> frozenset[str]:
-    if _BASES_MEMO[0] is not text:
-        names = set()
-        if "class" in text:
-            for bases in _CLASS_BASES.findall(text):
-                names.update(b.split("[", 1)[0].strip() for b in bases.split(","))
-        _BASES_MEMO[0], _BASES_MEMO[1] = text, frozenset(names)
-    return _BASES_MEMO[1]  # type: ignore[return-value]
 
 
 def _at_line_start(text: str, offset: int) -> bool:

@@ -55,7 +55,7 @@ def construct(summaries: FileSummaries, evaluator: Evaluator, call: cst.Call) ->
     declared = _declared_fields(owner, cls)
     family = owner.scan.family(cls.name) or [cls]
     # (`torch.nn.Module.__init__` sets none of a subclass's attributes: its own state only.)
-    known = {c.name for c in family} | {"NamedTuple", "object"} | _module_bases(owner, cls)
+    known = {c.name for c in family} | {"NamedTuple", "object"} | module_bases(owner, cls)
     if (
         owner.scan.opaque_family(cls.name)
         or owner.scan.writes_indirectly("", family)
@@ -219,7 +219,7 @@ def called_method(summaries: FileSummaries, base: Value) -> tuple[FileSummaries,
     family = owner.scan.family(class_name)
     if not family or any(owner.scan.method_start(c.name, "__call__") is not None for c in family):
         return None  # a `__call__` of the family that is not one def: which runs is not known
-    if not any(_module_bases(owner, c) for c in family):
+    if not any(module_bases(owner, c) for c in family):
         return None  # not a module: calling it runs no `forward`
     return method(summaries, base, "forward")
 
@@ -235,7 +235,7 @@ def _one_class(summaries: FileSummaries, base: Value) -> tuple[str, str, FileSum
     return (class_name, class_file, owner) if owner is not None else None
 
 
-def _module_bases(owner: FileSummaries, cls: ClassRange) -> set[str]:
+def module_bases(owner: FileSummaries, cls: ClassRange) -> set[str]:
     """The bases of ``cls`` (by their last names, as ``ClassRange.bases``) whose written form
     names ``torch.nn.Module`` through the imports of the class's file (``nn.Module``,
     ``torch.nn.Module``, ``Module`` imported from ``torch.nn``)."""
@@ -292,7 +292,7 @@ def _inherited_method(
         return None  # `setattr`, `__class__`, a metaclass...: which function runs is not known
     if any(indented and any(c.start < line < c.end for c in family) for line, indented in owner.scan.defs(name)):
         return None  # defined in the family (an override, or several defs): not inherited
-    found = owner.foreign_base(class_name)
+    found = owner.foreign_base(class_name, beside_modules=False)  # (`nn.Module` defines `to`, `cuda`...)
     if found is None:
         return None
     base_summaries, base_name = found

@@ -574,7 +574,7 @@ class ProjectSummaries:
         """The methods of the project classes this file imports by name and constructs
         (``Up(dev)``) that copy one of their parameters non_blocking: a caller of ``obj.send(t)``
         here hands them ``t`` (the object's class is checked where the call is analysed)."""
-        from pinlint.analysis.caller_triage import derived_from
+        from pinlint.analysis.source_tokens import derived_from
 
         found: set[str] = set()
         constructed = {
@@ -614,26 +614,24 @@ class ProjectSummaries:
         ``path``: it calls an imported function that may copy (the modules read recorded)."""
         from pinlint.analysis.caller_triage import forwards_to_copier
 
-        if self.modules.root is None:
-            return False
-        if self.modules.overlay:
-            return True  # the fix loop's candidate texts: the full resolution answers (see below)
         key = (path, start)
-        known = self._forwarding.get(key)
-        if known is None:
+        if key not in self._forwarding:
             file = self.modules.read(path)
-            read: dict[str, str] = {}
-            known = self._forwarding[key] = file is not None and forwards_to_copier(
-                self.modules.root, file, start, read
+            self._forwarding[key] = file is not None and self._text_test(
+                lambda root, read: forwards_to_copier(root, file, start, read)
             )
-            for read_path, digest in read.items():
-                self.modules.consulted.setdefault(read_path, digest)
-        return known
+        return self._forwarding[key]
 
     def _imported_may_copy(self, level: int, module: str, name: str, attribute: str) -> bool:
         """``caller_triage.imported_may_copy`` for this file, the modules it read recorded."""
         from pinlint.analysis.caller_triage import imported_may_copy
 
+        path = self.modules.path
+        return self._text_test(lambda root, read: imported_may_copy(root, path, level, module, name, attribute, read))
+
+    def _text_test(self, test: Callable[[str, dict[str, str]], bool]) -> bool:
+        """A caller-triage text test (``test(root, read)``), the modules it read recorded: a
+        cached "no" holds while they are unchanged."""
         if self.modules.root is None:
             return False
         if self.modules.overlay:
@@ -641,9 +639,9 @@ class ProjectSummaries:
             # answers for the run); it is only a shortcut, so the full resolution answers here.
             return True
         read: dict[str, str] = {}
-        found = imported_may_copy(self.modules.root, self.modules.path, level, module, name, attribute, read)
+        found = test(self.modules.root, read)
         for path, digest in read.items():
-            self.modules.consulted.setdefault(path, digest)  # a cached "no" holds while they are unchanged
+            self.modules.consulted.setdefault(path, digest)
         return found
 
     def _copying_methods(self, names: FileNames, local: str) -> set[str]:

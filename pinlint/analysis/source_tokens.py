@@ -4,6 +4,7 @@ may have built."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 from pinlint import torch_api
@@ -78,16 +79,27 @@ class SourceTokens:
         """A class of the file derives from a name imported from the project (its base's methods
         may set the ``self.`` attributes a method here copies)."""
         imported = project_imports(self._names)
-        return bool(imported) and any(
-            base.split("[", 1)[0].strip() in imported
-            for bases in _CLASS_BASES.findall(text)
-            for base in bases.split(",")
-        )
+        return bool(imported) and not class_bases(text).isdisjoint(imported)
+
+
+def derived_from(local: str, text: str) -> bool:
+    """A class of ``text`` names ``local`` among its bases (`class Inherit(Sender):`): its
+    objects run the base's methods, and its methods read what the base's assign."""
+    return local in class_bases(text)
+
+
+@functools.lru_cache(maxsize=4)
+def class_bases(text: str) -> frozenset[str]:
+    """The bases the ``class`` statements of ``text`` name, as written (`nn.Module`; `Base` of
+    `Base[T]`). Memoised: every imported name of a file is asked about."""
+    if "class" not in text:
+        return frozenset()
+    return frozenset(b.split("[", 1)[0].strip() for bases in _CLASS_BASES.findall(text) for b in bases.split(","))
 
 
 _CALLED_WORD = re.compile(r"\b(\w+)\(")
-#: The bases of a ``class`` statement written on one line.
-_CLASS_BASES = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)", re.M)
+#: A ``class`` statement's bases (they may span lines, inside the parentheses).
+_CLASS_BASES = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)", re.M)
 _DEF_NAME = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 
 

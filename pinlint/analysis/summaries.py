@@ -16,7 +16,7 @@ import bisect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import libcst as cst
 
@@ -83,6 +83,9 @@ class Parsed:
     positions: Positions | None = None
     #: The lines of the file it was cut from (decorators above its `def` are not in it).
     file_lines: list[str] | None = None
+
+
+T = TypeVar("T")
 
 
 class FileSummaries:
@@ -381,25 +384,24 @@ class FileSummaries:
         if found is None:
             return None
         owner, base_name = found
-        saved = owner.depth
-        owner.depth = max(saved, self.depth + 1)  # the depth bound spans files
-        try:
-            return owner.class_attribute(base_name, attr)
-        finally:
-            owner.depth = saved
+        return self._one_level_deeper(owner, lambda: owner.class_attribute(base_name, attr))
 
-    def foreign_base(self, class_name: str) -> tuple[FileSummaries, str] | None:
+    def foreign_base(self, class_name: str, beside_modules: bool = True) -> tuple[FileSummaries, str] | None:
         """The summaries of the other project file that defines the one base of ``class_name``'s
-        family (in this file) not defined here, and its name there; None when there is none, or
-        several (a mixin may define what the other defines), or it is not one class of a project
-        file. Bases that define nothing a subclass reads by name (``nn.Module``) do not count."""
+                family (in this file) not defined here, and its name there; None when there is none, or
+                several (a mixin may define what the other defines), or it is not one class of a project
+                file. ``object`` does not count, nor, with ``beside_modules``, ``torch.nn.Module`` (it sets
+        no attribute a project class names; its methods may be the ones a call runs)."""
         if self.project is None:
             return None
         here = {c.name for c in self.scan.classes()}
-        written = {
-            b.split("[", 1)[0].strip() for c in self.scan.family(class_name) or () for b in (c.written or c.bases)
-        }
-        elsewhere = {b for b in written if b.rsplit(".", 1)[-1] not in here} - _ATTRIBUTE_FREE_BASES
+        elsewhere: set[str] = set()
+        for cls in self.scan.family(class_name) or ():
+            # `nn.Module`, resolved through the imports.
+            torch_modules = objects.module_bases(self, cls) if beside_modules else set()
+            for short, written in zip(cls.bases, cls.written):
+                if short not in here and short not in torch_modules and written != "object":
+                    elsewhere.add(written.split("[", 1)[0].strip())
         if len(elsewhere) != 1:
             return None
         [base] = elsewhere
@@ -626,10 +628,15 @@ class FileSummaries:
         one level deeper than this request."""
         if owner is self:
             return self._deeper(start)
+        return self._one_level_deeper(owner, lambda: owner.parsed(start))
+
+    def _one_level_deeper(self, owner: FileSummaries, ask: Callable[[], T]) -> T:
+        """``ask()`` of another file's summaries, one level deeper than this request (the depth
+        bound spans files)."""
         saved = owner.depth
-        owner.depth = max(saved, self.depth + 1)  # the depth bound spans files
+        owner.depth = max(saved, self.depth + 1)
         try:
-            return owner.parsed(start)
+            return ask()
         finally:
             owner.depth = saved
 
@@ -1413,10 +1420,6 @@ def _arguments(
 def _spelled(name: str) -> str:
     """A pattern for a call of ``name`` (``helpers.f``, or ``f`` perhaps as ``self.f``)."""
     return re.escape(name) if "." in name else r"(?:self\.)?" + re.escape(name)
-
-
-#: Bases that assign no attribute a subclass's method reads by name (`self.cpu_buf`).
-_ATTRIBUTE_FREE_BASES = frozenset({"object", "ABC", "nn.Module", "torch.nn.Module", "Module"})
 
 
 #: A test of a function's text: whether parsing it may change an answer.
